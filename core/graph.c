@@ -1,0 +1,153 @@
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const rt_stream_names[] = {"compute", "comm", "copy", NULL};
+const char *const rt_kernel_kind_names[] = {"bucketize",    "unique",     "lookup",
+                                            "unpermute",    "dense_fwd",  "dense_bwd",
+                                            "loss",         "sparse_update", "dense_update",
+                                            "h2d",          NULL};
+const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scatter", "allgather",
+                                          "sendrecv", NULL};
+const char *const rt_coll_algo_names[] = {"auto", "direct", "ring", "tree", "hierarchical", "nvls",
+                                          NULL};
+
+/* Per-peer arrays are many and small and live as long as the graph: one arena. */
+typedef struct rt_graph_chunk {
+    struct rt_graph_chunk *next;
+    size_t used, cap;
+    uint64_t data[];
+} rt_graph_chunk;
+
+enum { RT_CHUNK_WORDS = 1 << 16 };
+
+static void *grow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return p;
+    int nc = *cap ? *cap : 16;
+    while (nc < need) nc *= 2;
+    void *q = realloc(p, (size_t)nc * elem);
+    if (!q) abort(); /* out of memory is not a user error we can report better */
+    *cap = nc;
+    return q;
+}
+
+rt_graph *rt_graph_new(int world, int n_reps, const int *rep_rank, const double *rep_weight)
+{
+    rt_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->world = world;
+    g->n_reps = n_reps;
+    g->rep_rank = malloc(sizeof(int) * (size_t)n_reps);
+    g->rep_weight = malloc(sizeof(double) * (size_t)n_reps);
+    g->peak_hbm_bytes = calloc((size_t)n_reps, sizeof(double));
+    if (!g->rep_rank || !g->rep_weight || !g->peak_hbm_bytes) {
+        rt_graph_free(g);
+        return NULL;
+    }
+    for (int i = 0; i < n_reps; i++) {
+        g->rep_rank[i] = rep_rank ? rep_rank[i] : i;
+        g->rep_weight[i] = rep_weight ? rep_weight[i] : 1.0;
+    }
+    return g;
+}
+
+void rt_graph_free(rt_graph *g)
+{
+    if (!g) return;
+    for (int i = 0; i < g->n_phases; i++) free(g->phases[i]);
+    free(g->phases);
+    free(g->ops);
+    free(g->deps);
+    free(g->costs);
+    free(g->rep_rank);
+    free(g->rep_weight);
+    free(g->peak_hbm_bytes);
+    rt_graph_chunk *c = g->chunks;
+    while (c) {
+        rt_graph_chunk *n = c->next;
+        free(c);
+        c = n;
+    }
+    free(g);
+}
+
+int rt_graph_phase(rt_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_phases; i++)
+        if (strcmp(g->phases[i], name) == 0) return i;
+    g->phases = grow(g->phases, &g->cap_phases, g->n_phases + 1, sizeof(char *));
+    g->phases[g->n_phases] = strdup(name);
+    if (!g->phases[g->n_phases]) abort();
+    return g->n_phases++;
+}
+
+static int add_op(rt_graph *g, const rt_op *proto, const int *deps, int n_deps)
+{
+    int old_cap = g->cap_ops;
+    g->ops = grow(g->ops, &g->cap_ops, g->n_ops + 1, sizeof(rt_op));
+    if (g->cap_ops != old_cap) {
+        rt_op_cost *c = realloc(g->costs, sizeof(rt_op_cost) * (size_t)g->cap_ops * g->n_reps);
+        if (!c) abort();
+        g->costs = c;
+    }
+    g->deps = grow(g->deps, &g->cap_deps, g->n_deps + n_deps, sizeof(int));
+    int id = g->n_ops++;
+    g->ops[id] = *proto;
+    g->ops[id].n_deps = n_deps;
+    g->ops[id].deps_at = g->n_deps;
+    for (int i = 0; i < n_deps; i++) {
+        /* Deps must point backwards: engines rely on ops being in topological order. */
+        if (deps[i] < 0 || deps[i] >= id) abort();
+        g->deps[g->n_deps++] = deps[i];
+    }
+    memset(&g->costs[(long)id * g->n_reps], 0, sizeof(rt_op_cost) * (size_t)g->n_reps);
+    return id;
+}
+
+int rt_graph_add_kernel(rt_graph *g, const char *phase, rt_stream stream, rt_kernel_kind kind,
+                        rt_dtype dtype, const char *name, const int *deps, int n_deps)
+{
+    rt_op op = {.type = RT_OP_KERNEL,
+                .stream = stream,
+                .phase = rt_graph_phase(g, phase),
+                .name = name,
+                .dtype = dtype,
+                .kernel = kind,
+                .group = {1, 1}};
+    return add_op(g, &op, deps, n_deps);
+}
+
+int rt_graph_add_collective(rt_graph *g, const char *phase, rt_stream stream, rt_coll_kind kind,
+                            rt_coll_algo algo, rt_group group, const char *name, const int *deps,
+                            int n_deps)
+{
+    rt_op op = {.type = RT_OP_COLLECTIVE,
+                .stream = stream,
+                .phase = rt_graph_phase(g, phase),
+                .name = name,
+                .dtype = RT_DT_FP32,
+                .coll = kind,
+                .algo = algo,
+                .group = group};
+    return add_op(g, &op, deps, n_deps);
+}
+
+uint64_t *rt_graph_peer_bytes(rt_graph *g, int n)
+{
+    rt_graph_chunk *c = g->chunks;
+    if (!c || c->used + (size_t)n > c->cap) {
+        size_t cap = (size_t)n > RT_CHUNK_WORDS ? (size_t)n : RT_CHUNK_WORDS;
+        rt_graph_chunk *nc = malloc(sizeof *nc + cap * sizeof(uint64_t));
+        if (!nc) abort();
+        nc->next = c;
+        nc->used = 0;
+        nc->cap = cap;
+        g->chunks = c = nc;
+    }
+    uint64_t *p = c->data + c->used;
+    c->used += (size_t)n;
+    memset(p, 0, sizeof(uint64_t) * (size_t)n);
+    return p;
+}

@@ -1,0 +1,134 @@
+/* The op graph: one DAG per rank, SPMD. Every rank runs the same ops in the same order
+ * (the structure is stored once); only the costs differ per rank, and they are stored for
+ * the graph's representative ranks (all ranks in exact mode, a few in statistical mode).
+ *
+ * A collective's group is the set of ranks {base(r) + k * stride : 0 <= k < size}, where
+ * base(r) = r - ((r / stride) % size) * stride. World: (N, 1); inside a node: (G, 1);
+ * one rail across nodes: (H, G); HSP group of I consecutive ranks: (I, 1). */
+#ifndef RT_GRAPH_H
+#define RT_GRAPH_H
+
+#include <stdint.h>
+
+#include "dtype.h"
+
+typedef enum { RT_STREAM_COMPUTE, RT_STREAM_COMM, RT_STREAM_COPY, RT_STREAM_COUNT } rt_stream;
+typedef enum { RT_OP_KERNEL, RT_OP_COLLECTIVE } rt_op_type;
+
+typedef enum {
+    RT_K_BUCKETIZE,     /* route IDs to owners */
+    RT_K_UNIQUE,
+    RT_K_LOOKUP,        /* gather + pool */
+    RT_K_UNPERMUTE,     /* recovery gather / layout shuffle */
+    RT_K_DENSE_FWD,
+    RT_K_DENSE_BWD,
+    RT_K_LOSS,
+    RT_K_SPARSE_UPDATE, /* scatter-add + optimizer */
+    RT_K_DENSE_UPDATE,
+    RT_K_H2D,
+    RT_K_COUNT
+} rt_kernel_kind;
+
+typedef enum {
+    RT_COLL_ALLTOALLV,
+    RT_COLL_ALLREDUCE,
+    RT_COLL_REDUCE_SCATTER,
+    RT_COLL_ALLGATHER,
+    RT_COLL_SENDRECV,
+    RT_COLL_COUNT
+} rt_coll_kind;
+
+typedef enum {
+    RT_ALGO_AUTO,
+    RT_ALGO_DIRECT,
+    RT_ALGO_RING,
+    RT_ALGO_TREE,
+    RT_ALGO_HIERARCHICAL,
+    RT_ALGO_NVLS,
+    RT_ALGO_COUNT
+} rt_coll_algo;
+
+typedef struct rt_group {
+    int size;
+    int stride;
+} rt_group;
+
+typedef struct rt_op {
+    rt_op_type type;
+    rt_stream stream;
+    int phase;          /* index into rt_graph.phases */
+    const char *name;   /* static string */
+    rt_dtype dtype;     /* kernel: compute dtype (selects peak FLOP/s) */
+    rt_kernel_kind kernel;
+    rt_coll_kind coll;
+    rt_coll_algo algo;
+    rt_group group;
+    int n_deps;
+    int deps_at;        /* first dependency in rt_graph.deps */
+} rt_op;
+
+/* The cost of one op on one representative rank.
+ * Kernel: flops and the minimum HBM bytes read + written.
+ * Collective: `bytes` is the nccl-tests size of the buffer (AllReduce/AllGather output/
+ * ReduceScatter input, per rank); for alltoallv `send`/`recv` hold the bytes to and from each
+ * group member (index k = position in the group), and `bytes` their send total. */
+typedef struct rt_op_cost {
+    double flops;
+    double bytes;
+    double recv_bytes;
+    uint64_t *send;
+    uint64_t *recv;
+} rt_op_cost;
+
+typedef struct rt_graph {
+    int world;
+    int n_reps;
+    int *rep_rank;       /* rank id of each representative */
+    double *rep_weight;  /* how many ranks each representative stands for (sums to world) */
+    int n_ops, cap_ops;
+    rt_op *ops;
+    int n_deps, cap_deps;
+    int *deps;
+    rt_op_cost *costs;   /* [op * n_reps + rep] */
+    int n_phases, cap_phases;
+    char **phases;
+    double *peak_hbm_bytes; /* per rep, from the plan's memory accounting */
+    double model_flops;     /* useful FLOPs of one iteration, all ranks */
+    struct rt_graph_chunk *chunks; /* arena for per-peer arrays */
+} rt_graph;
+
+rt_graph *rt_graph_new(int world, int n_reps, const int *rep_rank, const double *rep_weight);
+void rt_graph_free(rt_graph *g);
+
+/* Interns a phase name ("emb.fwd.ids_a2a") and returns its index. */
+int rt_graph_phase(rt_graph *g, const char *name);
+
+int rt_graph_add_kernel(rt_graph *g, const char *phase, rt_stream stream, rt_kernel_kind kind,
+                        rt_dtype dtype, const char *name, const int *deps, int n_deps);
+int rt_graph_add_collective(rt_graph *g, const char *phase, rt_stream stream, rt_coll_kind kind,
+                            rt_coll_algo algo, rt_group group, const char *name, const int *deps,
+                            int n_deps);
+
+static inline rt_op_cost *rt_graph_cost(const rt_graph *g, int op, int rep)
+{
+    return &g->costs[(long)op * g->n_reps + rep];
+}
+static inline const int *rt_graph_deps(const rt_graph *g, int op) { return g->deps + g->ops[op].deps_at; }
+
+/* Zeroed per-peer byte array of N entries owned by the graph. */
+uint64_t *rt_graph_peer_bytes(rt_graph *g, int n);
+
+/* Group membership helpers. */
+static inline int rt_group_base(rt_group gr, int rank)
+{
+    return rank - ((rank / gr.stride) % gr.size) * gr.stride;
+}
+static inline int rt_group_member(rt_group gr, int rank, int k) { return rt_group_base(gr, rank) + k * gr.stride; }
+static inline int rt_group_index(rt_group gr, int rank) { return (rank / gr.stride) % gr.size; }
+
+extern const char *const rt_stream_names[];
+extern const char *const rt_kernel_kind_names[];
+extern const char *const rt_coll_kind_names[];
+extern const char *const rt_coll_algo_names[];
+
+#endif

@@ -1,0 +1,43 @@
+/* Timed op graph (predicted or measured) and the metrics derived from it. Written as
+ * summary.json, ops.csv and trace.json (DESIGN.md section 6) by core/result_write.c. */
+#ifndef RT_RESULT_H
+#define RT_RESULT_H
+
+#include "graph.h"
+#include "scenario.h"
+
+typedef struct rt_result {
+    const rt_graph *graph;
+    double *start;      /* [op * n_reps + rep], seconds from iteration start */
+    double *end;
+    rt_coll_algo *algo; /* [op * n_reps + rep]: algorithm a collective ran; AUTO for kernels */
+    char engine[32];
+    char *settings_json; /* engine settings as a JSON object text (owned), may be NULL */
+
+    /* Derived by rt_result_finish(). */
+    double iteration_time_s;
+    double samples_per_s;
+    double mfu;
+    double mbu;             /* memory-bound ops: min bytes / (time x HBM bw) */
+    double mbu_sparse;      /* same, emb.* phases only */
+    double comm_time_s;     /* sum of collective durations, slowest rank */
+    double exposed_comm_s;  /* time with comm running and no compute, slowest rank */
+    double peak_hbm_bytes;
+    int n_phases;
+    double *phase_s;        /* per phase: summed op durations, slowest rank */
+} rt_result;
+
+rt_result *rt_result_new(const rt_graph *g, const char *engine);
+void rt_result_free(rt_result *r);
+
+/* Computes the derived metrics from start/end and the scenario. */
+void rt_result_finish(rt_result *r, const rt_scenario *s);
+
+/* Writes DIR/summary.json, DIR/ops.csv, DIR/trace.json (creating DIR), each through a
+ * temporary file renamed into place. Returns 0 or -1 with a message on ERR. */
+int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err);
+
+/* One-screen human summary. */
+void rt_result_print(const rt_result *r, const rt_scenario *s, FILE *out);
+
+#endif

@@ -1,0 +1,210 @@
+/* summary.json, ops.csv and trace.json of a result. The three files are written to temporary
+ * files first and renamed into place only when all three are complete, so a failure leaves
+ * neither a half-written file nor a mix of old and new results. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "json.h"
+#include "result.h"
+
+enum { RT_N_OUTPUTS = 3 };
+
+static int exact_mode(const rt_graph *g) { return g->n_reps == g->world; }
+
+static void write_scenario(rt_json *j, const rt_result *r, const rt_scenario *s)
+{
+    const rt_graph *g = r->graph;
+    rt_json_string(j, "scenario", s ? s->name : NULL);
+    rt_json_string(j, "model", s ? s->model.name : NULL);
+    rt_json_string(j, "topology", s ? s->topology.name : NULL);
+    rt_json_int(j, "nodes", s ? s->topology.nodes : 0);
+    rt_json_int(j, "ranks", g->world);
+    rt_json_string(j, "plan", s ? s->plan.name : NULL);
+    rt_json_begin_object(j, "workload");
+    rt_json_int(j, "batch_per_rank", s ? s->workload.batch_per_rank : 0);
+    char seed[24]; /* uint64 seeds beyond 2^63 stay exact as raw digits */
+    snprintf(seed, sizeof seed, "%llu", s ? (unsigned long long)s->workload.seed : 0ULL);
+    rt_json_raw(j, "seed", seed);
+    rt_json_string(j, "mode", exact_mode(g) ? "exact" : "statistical");
+    rt_json_int(j, "reps", g->n_reps);
+    rt_json_end_object(j);
+}
+
+static void write_summary(FILE *f, const rt_result *r, const rt_scenario *s)
+{
+    rt_json j;
+    rt_json_init(&j, f, 1);
+    rt_json_begin_object(&j, NULL);
+    write_scenario(&j, r, s);
+    rt_json_number(&j, "iteration_time_s", r->iteration_time_s);
+    rt_json_number(&j, "samples_per_s", r->samples_per_s);
+    rt_json_number(&j, "mfu", r->mfu);
+    rt_json_number(&j, "mbu", r->mbu);
+    rt_json_number(&j, "mbu_sparse", r->mbu_sparse);
+    rt_json_number(&j, "comm_time_s", r->comm_time_s);
+    rt_json_number(&j, "exposed_comm_s", r->exposed_comm_s);
+    rt_json_number(&j, "peak_hbm_bytes", r->peak_hbm_bytes);
+    rt_json_begin_object(&j, "phases");
+    for (int p = 0; p < r->n_phases; p++) rt_json_number(&j, r->graph->phases[p], r->phase_s[p]);
+    rt_json_end_object(&j);
+    rt_json_string(&j, "engine", r->engine);
+    rt_json_raw(&j, "settings", r->settings_json);
+    rt_json_end_object(&j);
+    rt_json_finish(&j);
+}
+
+/* CSV field: quoted only when it holds a separator, a quote or a line break. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!s) s = "";
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static const char *op_type_name(const rt_op *o)
+{
+    return o->type == RT_OP_KERNEL ? rt_kernel_kind_names[o->kernel] : rt_coll_kind_names[o->coll];
+}
+
+static void write_ops_csv(FILE *f, const rt_result *r)
+{
+    const rt_graph *g = r->graph;
+    fputs("rank,op,name,phase,stream,type,start_s,end_s,flops,bytes\n", f);
+    for (int rep = 0; rep < g->n_reps; rep++) {
+        for (int op = 0; op < g->n_ops; op++) {
+            const rt_op *o = &g->ops[op];
+            const rt_op_cost *c = rt_graph_cost(g, op, rep);
+            long k = (long)op * g->n_reps + rep;
+            fprintf(f, "%d,%d,", g->rep_rank[rep], op);
+            csv_field(f, o->name);
+            fputc(',', f);
+            csv_field(f, g->phases[o->phase]);
+            fprintf(f, ",%s,%s,%.9e,%.9e,%.17g,%.17g\n", rt_stream_names[o->stream],
+                    op_type_name(o), r->start[k], r->end[k], c->flops, c->bytes);
+        }
+    }
+}
+
+static void trace_metadata(rt_json *j, const char *what, int pid, int tid, const char *name)
+{
+    rt_json_begin_object(j, NULL);
+    rt_json_string(j, "name", what);
+    rt_json_string(j, "ph", "M");
+    rt_json_int(j, "pid", pid);
+    rt_json_int(j, "tid", tid);
+    rt_json_begin_object(j, "args");
+    rt_json_string(j, "name", name);
+    rt_json_end_object(j);
+    rt_json_end_object(j);
+}
+
+static void trace_event(rt_json *j, const rt_result *r, int op, int rep)
+{
+    const rt_graph *g = r->graph;
+    const rt_op *o = &g->ops[op];
+    const rt_op_cost *c = rt_graph_cost(g, op, rep);
+    long k = (long)op * g->n_reps + rep;
+    double dur = r->end[k] - r->start[k];
+    rt_json_begin_object(j, NULL);
+    rt_json_string(j, "name", o->name ? o->name : op_type_name(o));
+    rt_json_string(j, "cat", g->phases[o->phase]);
+    rt_json_string(j, "ph", "X");
+    rt_json_int(j, "pid", g->rep_rank[rep]);
+    rt_json_int(j, "tid", o->stream);
+    rt_json_number(j, "ts", r->start[k] * 1e6);
+    rt_json_number(j, "dur", (dur > 0 ? dur : 0) * 1e6);
+    rt_json_begin_object(j, "args");
+    rt_json_int(j, "op", op);
+    rt_json_string(j, "type", op_type_name(o));
+    rt_json_number(j, "flops", c->flops);
+    rt_json_number(j, "bytes", c->bytes);
+    if (o->type == RT_OP_COLLECTIVE && r->algo)
+        rt_json_string(j, "algo", rt_coll_algo_names[r->algo[k]]);
+    rt_json_end_object(j);
+    rt_json_end_object(j);
+}
+
+/* Chrome trace event format: one process per rank, one thread per stream, "X" events with
+ * microsecond ts/dur. Perfetto and chrome://tracing open it. */
+static void write_trace(FILE *f, const rt_result *r)
+{
+    const rt_graph *g = r->graph;
+    rt_json j;
+    rt_json_init(&j, f, 0);
+    rt_json_begin_object(&j, NULL);
+    rt_json_string(&j, "displayTimeUnit", "ms");
+    rt_json_begin_array(&j, "traceEvents");
+    for (int rep = 0; rep < g->n_reps; rep++) {
+        char name[32];
+        int pid = g->rep_rank[rep];
+        snprintf(name, sizeof name, "rank %d", pid);
+        trace_metadata(&j, "process_name", pid, 0, name);
+        for (int st = 0; st < RT_STREAM_COUNT; st++)
+            trace_metadata(&j, "thread_name", pid, st, rt_stream_names[st]);
+        for (int op = 0; op < g->n_ops; op++) trace_event(&j, r, op, rep);
+    }
+    rt_json_end_array(&j);
+    rt_json_end_object(&j);
+    rt_json_finish(&j);
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err)
+{
+    static const char *const names[RT_N_OUTPUTS] = {"summary.json", "ops.csv", "trace.json"};
+    rt_atomic_file files[RT_N_OUTPUTS] = {{0}};
+    if (rt_mkdir_p(dir) < 0) {
+        fprintf(err, "cannot create directory '%s': %s\n", dir, strerror(errno));
+        return -1;
+    }
+    int opened = 0, rc = 0;
+    for (; opened < RT_N_OUTPUTS && rc == 0; opened++) {
+        char *path = join(dir, names[opened]);
+        rc = path ? rt_atomic_open(&files[opened], path) : -1;
+        if (rc < 0) fprintf(err, "cannot write '%s': %s\n", path ? path : dir, strerror(errno));
+        free(path);
+    }
+    if (rc < 0) opened--; /* the failed one cleaned up after itself */
+    if (rc == 0) {
+        write_summary(files[0].f, r, s);
+        write_ops_csv(files[1].f, r);
+        write_trace(files[2].f, r);
+    }
+    int closed = 0;
+    for (; rc == 0 && closed < RT_N_OUTPUTS; closed++) {
+        if (rt_atomic_close(&files[closed]) < 0) {
+            fprintf(err, "cannot write '%s/%s' (disk full?)\n", dir, names[closed]);
+            rc = -1;
+        }
+    }
+    if (rc < 0) {
+        for (int i = 0; i < opened; i++) rt_atomic_abort(&files[i]);
+        return -1;
+    }
+    for (int i = 0; i < RT_N_OUTPUTS; i++) {
+        if (rt_atomic_rename(&files[i]) < 0) {
+            fprintf(err, "cannot rename into '%s/%s': %s\n", dir, names[i], strerror(errno));
+            rc = -1;
+        }
+    }
+    return rc;
+}
+

@@ -1,0 +1,273 @@
+#include "scenario.h"
+
+#include <libfyaml.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg.h"
+
+const char *const rt_sharding_names[] = {"table_wise", "row_wise", "column_wise", NULL};
+const char *const rt_workload_mode_names[] = {"auto", "exact", "statistical", NULL};
+const char *const rt_allreduce_names[] = {"auto", "ring", "tree", "hierarchical", "nvls", NULL};
+
+static const char *const scenario_keys[] = {"name", "description", "model", "topology", "plan",
+                                            "workload", NULL};
+static const char *const workload_keys[] = {"batch_per_rank", "global_batch", "seed",    "iterations",
+                                            "mode",           "exact_max_ranks", "reps", "id_bytes",
+                                            "ids",            "pooling",      "seq_len", NULL};
+static const char *const precision_keys[] = {"dense", "embedding", "comm", NULL};
+
+/* A file named in DOC: relative to DOC's directory first, then to the working directory. */
+static char *resolve_path(const char *doc_path, const char *name)
+{
+    if (name[0] != '/') {
+        const char *slash = strrchr(doc_path, '/');
+        if (slash) {
+            size_t dlen = (size_t)(slash - doc_path) + 1;
+            char *p = malloc(dlen + strlen(name) + 1);
+            if (!p) return NULL;
+            memcpy(p, doc_path, dlen);
+            strcpy(p + dlen, name);
+            if (access(p, R_OK) == 0) return p;
+            free(p);
+        }
+    }
+    return strdup(name);
+}
+
+/* Loads the file named by SECTION.file, parses it with PARSE, then parses SECTION's other
+ * keys over it as overrides. */
+typedef int (*section_parser)(rt_cfg *c, struct fy_node *map, void *obj, int partial);
+
+static int parse_model_cb(rt_cfg *c, struct fy_node *m, void *o, int p) { return rt_model_parse(c, m, o, p); }
+static int parse_topo_cb(rt_cfg *c, struct fy_node *m, void *o, int p) { return rt_topology_parse(c, m, o, p); }
+
+/* Copy of SECTION without the keys the scenario itself consumes, so the file's parser sees
+ * only its own keys. Built as a fresh mapping in the scenario document. */
+static int load_section(rt_scenario *s, rt_cfg *sc, struct fy_node *section, const char *what,
+                        const char *const *own_keys, section_parser parse, void *obj, int slot,
+                        FILE *err)
+{
+    char *file = NULL;
+    if (rt_cfg_get_str(sc, section, "file", 1, &file) < 0) return -1;
+    char *path = resolve_path(rt_cfg_path(sc), file);
+    free(file);
+    if (!path) return -1;
+    rt_cfg *doc = rt_cfg_load(path, err);
+    free(path);
+    if (!doc) {
+        rt_cfg_error(sc, fy_node_mapping_lookup_by_string(section, "file", FY_NT),
+                     "cannot load the %s file", what);
+        return -1;
+    }
+    s->docs[slot] = doc;
+    if (parse(doc, rt_cfg_root(doc), obj, 0)) return -1;
+    /* Overrides: the section's other keys, parsed as a partial file. The scenario's own keys
+     * have been read by now; dropping them lets the file's parser check keys strictly. */
+    struct fy_document *fyd = fy_node_document(section);
+    for (int i = 0; own_keys[i]; i++) {
+        if (!fy_node_mapping_lookup_by_string(section, own_keys[i], FY_NT)) continue;
+        struct fy_node *k = fy_node_create_scalar_copy(fyd, own_keys[i], FY_NT);
+        fy_node_free(fy_node_mapping_remove_by_key(section, k));
+    }
+    return parse(sc, section, obj, 1);
+}
+
+static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int ranks)
+{
+    int ok = 1, mode = RT_MODE_AUTO;
+    int64_t b = 0, gb = 0, seed = 1, iters = 1, emax = 256, reps = 8, idb = 8;
+    if (rt_cfg_check_keys(c, w, workload_keys)) return -1;
+    int has_b = rt_cfg_get_int(c, w, "batch_per_rank", 0, 1, 1 << 24, &b);
+    int has_gb = rt_cfg_get_int(c, w, "global_batch", 0, 1, (int64_t)1 << 40, &gb);
+    if (has_b < 0 || has_gb < 0) return -1;
+    if (has_b == 1 && has_gb == 1) {
+        rt_cfg_error(c, w, "give batch_per_rank or global_batch");
+        return -1;
+    }
+    if (has_gb == 0) {
+        struct fy_node *v = fy_node_mapping_lookup_by_string(w, "global_batch", FY_NT);
+        if (gb % ranks) {
+            rt_cfg_error(c, v, "%lld is not divisible by the %d ranks; allowed: a multiple of %d",
+                         (long long)gb, ranks, ranks);
+            return -1;
+        }
+        if (has_b == 0 && b * ranks != gb) {
+            rt_cfg_error(c, v, "global_batch %lld != batch_per_rank %lld x %d ranks", (long long)gb,
+                         (long long)b, ranks);
+            return -1;
+        }
+        b = gb / ranks;
+    }
+    if (rt_cfg_get_int(c, w, "seed", 0, 0, INT64_MAX, &seed) < 0 ||
+        rt_cfg_get_int(c, w, "iterations", 0, 1, 1000000, &iters) < 0 ||
+        rt_cfg_get_enum(c, w, "mode", 0, rt_workload_mode_names, &mode) < 0 ||
+        rt_cfg_get_int(c, w, "exact_max_ranks", 0, 1, 1 << 20, &emax) < 0 ||
+        rt_cfg_get_int(c, w, "reps", 0, 1, 1024, &reps) < 0 ||
+        rt_cfg_get_int(c, w, "id_bytes", 0, 4, 8, &idb) < 0)
+        return -1;
+    if (idb != 4 && idb != 8) {
+        rt_cfg_error(c, fy_node_mapping_lookup_by_string(w, "id_bytes", FY_NT),
+                     "%lld; allowed: 4, 8", (long long)idb);
+        return -1;
+    }
+    wl->batch_per_rank = (int)b;
+    wl->seed = (uint64_t)seed;
+    wl->iterations = (int)iters;
+    wl->mode = (rt_workload_mode)mode;
+    wl->exact_max_ranks = (int)emax;
+    wl->reps = (int)reps;
+    wl->id_bytes = (int)idb;
+    struct fy_node *ids = rt_cfg_get_map(c, w, "ids", 0, &ok);
+    if (!ok) return -1;
+    if (ids) {
+        wl->has_ids = 1;
+        if (rt_id_spec_parse(c, ids, &wl->ids)) return -1;
+    }
+    struct fy_node *pool = rt_cfg_get_map(c, w, "pooling", 0, &ok);
+    if (!ok) return -1;
+    if (pool) {
+        wl->has_pooling = 1;
+        wl->pooling.kind = RT_LEN_FIXED;
+        if (rt_len_spec_parse(c, pool, &wl->pooling)) return -1;
+    }
+    struct fy_node *sl = rt_cfg_get_map(c, w, "seq_len", 0, &ok);
+    if (!ok) return -1;
+    if (sl) {
+        wl->has_seq_len = 1;
+        wl->seq_len.kind = RT_LEN_FIXED;
+        if (rt_len_spec_parse(c, sl, &wl->seq_len)) return -1;
+    }
+    if (wl->batch_per_rank <= 0) {
+        rt_cfg_error(c, w, "batch_per_rank (or global_batch) is required");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, const rt_model *m)
+{
+    int ok = 1, e;
+    int64_t cs = 0;
+    if (rt_cfg_get_str(c, p, "name", 1, &pc->name) < 0) return -1;
+    e = RT_SHARD_TABLE;
+    if (rt_cfg_get_enum(c, p, "sharding", 0, rt_sharding_names, &e) < 0) return -1;
+    pc->sharding = (rt_sharding)e;
+    if (rt_cfg_get_int(c, p, "column_shards", 0, 0, 65536, &cs) < 0) return -1;
+    pc->column_shards = (int)cs;
+    pc->dense_dtype = m->dense_dtype;
+    pc->embedding_dtype = m->n_tables ? m->tables[0].dtype : RT_DT_FP32;
+    pc->comm_dtype = RT_DT_FP32;
+    struct fy_node *prec = rt_cfg_get_map(c, p, "precision", 0, &ok);
+    if (!ok) return -1;
+    if (prec) {
+        int d = pc->dense_dtype, em = pc->embedding_dtype, cm = pc->comm_dtype;
+        if (rt_cfg_check_keys(c, prec, precision_keys) ||
+            rt_cfg_get_enum(c, prec, "dense", 0, rt_dtype_names, &d) < 0 ||
+            rt_cfg_get_enum(c, prec, "embedding", 0, rt_dtype_names, &em) < 0 ||
+            rt_cfg_get_enum(c, prec, "comm", 0, rt_dtype_names, &cm) < 0)
+            return -1;
+        pc->dense_dtype = (rt_dtype)d;
+        pc->embedding_dtype = (rt_dtype)em;
+        pc->comm_dtype = (rt_dtype)cm;
+    }
+    e = RT_AR_AUTO;
+    if (rt_cfg_get_enum(c, p, "dense_allreduce", 0, rt_allreduce_names, &e) < 0) return -1;
+    pc->dense_allreduce = (rt_allreduce_algo)e;
+    pc->node = p;
+    pc->cfg = c;
+    return 0;
+}
+
+/* Combinations no single key can judge. */
+static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
+{
+    struct fy_node *plan = fy_node_mapping_lookup_by_string(root, "plan", FY_NT);
+    int ranks = rt_scenario_ranks(s);
+    const rt_plan_cfg *p = &s->plan;
+    if (s->topology.device.peak_flops[p->dense_dtype] <= 0) {
+        rt_cfg_error(c, plan, "dense precision %s is not supported by device %s (no peak_flops.%s)",
+                     rt_dtype_name(p->dense_dtype), s->topology.device.name,
+                     rt_dtype_name(p->dense_dtype));
+        return -1;
+    }
+    for (int i = 0; i < s->model.n_tables; i++) {
+        const rt_table *t = &s->model.tables[i];
+        if (p->sharding == RT_SHARD_ROW && t->rows < (uint64_t)ranks) {
+            rt_cfg_error(c, fy_node_mapping_lookup_by_string(plan, "sharding", FY_NT),
+                         "row_wise over %d ranks, but table '%s' has only %llu rows "
+                         "(more shards than rows); allowed: table_wise or column_wise, or fewer ranks",
+                         ranks, t->name, (unsigned long long)t->rows);
+            return -1;
+        }
+        if (p->sharding == RT_SHARD_COLUMN) {
+            int shards = p->column_shards ? p->column_shards : (t->dim >= 64 ? t->dim / 32 : 1);
+            if (shards > t->dim || t->dim % shards) {
+                rt_cfg_error(c, fy_node_mapping_lookup_by_string(plan, "column_shards", FY_NT),
+                             "%d column shards do not divide table '%s' of dim %d; allowed: a "
+                             "divisor of every table's dim",
+                             shards, t->name, t->dim);
+                return -1;
+            }
+        }
+        if (t->sequence && !s->model.seq_len) {
+            rt_cfg_error(c, root, "table '%s' is a sequence feature but model.seq_len is 0", t->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_sets, FILE *err)
+{
+    rt_scenario *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->path = strdup(path);
+    rt_cfg *c = rt_cfg_load(path, err);
+    s->docs[0] = c;
+    if (!c) goto fail;
+    for (int i = 0; i < n_sets; i++)
+        if (rt_cfg_set(c, sets[i], i + 1)) goto fail;
+    struct fy_node *root = rt_cfg_root(c);
+    int ok = 1;
+    if (rt_cfg_check_keys(c, root, scenario_keys)) goto fail;
+    if (rt_cfg_get_str(c, root, "name", 1, &s->name) < 0) goto fail;
+    struct fy_node *model = rt_cfg_get_map(c, root, "model", 1, &ok);
+    struct fy_node *topo = ok ? rt_cfg_get_map(c, root, "topology", 1, &ok) : NULL;
+    struct fy_node *plan = ok ? rt_cfg_get_map(c, root, "plan", 1, &ok) : NULL;
+    struct fy_node *wl = ok ? rt_cfg_get_map(c, root, "workload", 1, &ok) : NULL;
+    if (!ok) goto fail;
+
+    static const char *const model_own[] = {"file", NULL};
+    static const char *const topo_own[] = {"file", "nodes", NULL};
+    int64_t nodes = 0;
+    if (rt_cfg_get_int(c, topo, "nodes", 1, 1, 1 << 20, &nodes) < 0) goto fail;
+    if (load_section(s, c, model, "model", model_own, parse_model_cb, &s->model, 1, err)) goto fail;
+    if (load_section(s, c, topo, "topology", topo_own, parse_topo_cb, &s->topology, 2, err))
+        goto fail;
+    s->topology.nodes = (int)nodes;
+    if (parse_plan_common(c, plan, &s->plan, &s->model)) goto fail;
+    if (parse_workload(c, wl, &s->workload, rt_scenario_ranks(s))) goto fail;
+    if (validate(s, c, root)) goto fail;
+    return s;
+fail:
+    rt_scenario_free(s);
+    return NULL;
+}
+
+void rt_scenario_free(rt_scenario *s)
+{
+    if (!s) return;
+    rt_model_free(&s->model);
+    rt_topology_free(&s->topology);
+    free(s->plan.name);
+    free(s->workload.pooling.values);
+    free(s->workload.pooling.weights);
+    free(s->workload.seq_len.values);
+    free(s->workload.seq_len.weights);
+    for (int i = 0; i < 3; i++) rt_cfg_free(s->docs[i]);
+    free(s->name);
+    free(s->path);
+    free(s);
+}

@@ -1,0 +1,79 @@
+/* A scenario: model + topology (+ node count) + plan + workload, loaded from YAML with
+ * --set overrides applied, and validated. */
+#ifndef RT_SCENARIO_H
+#define RT_SCENARIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "topology.h"
+
+struct rt_cfg;
+struct fy_node;
+
+typedef enum { RT_SHARD_TABLE, RT_SHARD_ROW, RT_SHARD_COLUMN, RT_SHARD_COUNT } rt_sharding;
+typedef enum { RT_MODE_AUTO, RT_MODE_EXACT, RT_MODE_STATISTICAL, RT_MODE_COUNT } rt_workload_mode;
+typedef enum {
+    RT_AR_AUTO,
+    RT_AR_RING,
+    RT_AR_TREE,
+    RT_AR_HIERARCHICAL,
+    RT_AR_NVLS,
+    RT_AR_COUNT
+} rt_allreduce_algo;
+
+/* Plan keys common to every plan. Plan-specific keys stay in `node` and are parsed and
+ * validated by the plan itself (plans/plan.h). */
+typedef struct rt_plan_cfg {
+    char *name;
+    rt_sharding sharding;
+    int column_shards;          /* column-wise: shards per table (0 = as many as fit dim/32) */
+    rt_dtype dense_dtype;       /* dense compute precision */
+    rt_dtype embedding_dtype;   /* table storage */
+    rt_dtype comm_dtype;        /* embedding and gradient AlltoAll payload */
+    rt_allreduce_algo dense_allreduce;
+    struct fy_node *node;       /* the plan mapping, for plan-specific keys */
+    struct rt_cfg *cfg;         /* the document that node belongs to */
+} rt_plan_cfg;
+
+typedef struct rt_workload_cfg {
+    int batch_per_rank;
+    uint64_t seed;
+    int iterations;
+    rt_workload_mode mode;
+    int exact_max_ranks;   /* auto: exact up to this many ranks, statistical above */
+    int reps;              /* statistical: representative ranks sampled */
+    int has_ids;           /* override every table's ID distribution */
+    rt_id_spec ids;
+    int has_pooling;       /* override every pooled table's pooling distribution */
+    rt_len_spec pooling;
+    int has_seq_len;       /* override sequence tables' lengths */
+    rt_len_spec seq_len;
+    int id_bytes;          /* bytes per ID on the wire: 4 or 8 */
+} rt_workload_cfg;
+
+typedef struct rt_scenario {
+    char *name;
+    char *path;
+    rt_model model;
+    rt_topology topology;
+    rt_plan_cfg plan;
+    rt_workload_cfg workload;
+    struct rt_cfg *docs[3]; /* scenario, model file, topology file: kept for locations */
+} rt_scenario;
+
+/* Loads PATH, applies the N_SETS "--set k=v" overrides in order, loads the model and
+ * topology files it names (relative to the scenario's directory, then to the current
+ * directory), and validates the whole. Prints file:line:col messages to ERR and returns NULL
+ * on any error. */
+rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_sets, FILE *err);
+void rt_scenario_free(rt_scenario *s);
+
+static inline int rt_scenario_ranks(const rt_scenario *s) { return rt_topology_ranks(&s->topology); }
+
+extern const char *const rt_sharding_names[];
+extern const char *const rt_workload_mode_names[];
+extern const char *const rt_allreduce_names[];
+
+#endif

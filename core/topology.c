@@ -1,0 +1,133 @@
+#include "topology.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+
+const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
+
+static const char *const top_keys[] = {"name", "source", "device", "node", "scale_out", "collective", NULL};
+static const char *const device_keys[] = {"name", "peak_flops", "hbm", "hbm_bw", "launch_overhead",
+                                          "efficiency", NULL};
+static const char *const eff_keys[] = {"flops", "hbm", NULL};
+static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw", "scale_up_latency",
+                                        "nvls", "host_bw", "host_latency", NULL};
+static const char *const net_keys[] = {"nics_per_node", "nic_bw", "nic_latency", "rail_optimized",
+                                       "levels", "radix", "oversubscription", "switch_latency", NULL};
+static const char *const coll_keys[] = {"efficiency", "base_latency", NULL};
+static const char *const coll_eff_keys[] = {"intra", "inter", NULL};
+
+/* Generous physical bounds: they catch unit mistakes (450Bps for 450GBps) without judging. */
+#define BW_MAX 1e15
+#define T_MAX 1.0
+
+static int parse_device(struct rt_cfg *c, struct fy_node *d, rt_device_spec *dev, int req)
+{
+    int ok = 1;
+    if (rt_cfg_check_keys(c, d, device_keys)) return -1;
+    if (rt_cfg_get_str(c, d, "name", req, &dev->name) < 0) return -1;
+    struct fy_node *pf = rt_cfg_get_map(c, d, "peak_flops", req, &ok);
+    if (!ok) return -1;
+    if (pf) {
+        if (rt_cfg_check_keys(c, pf, rt_dtype_names)) return -1;
+        for (int t = 0; t < RT_DT_COUNT; t++)
+            if (rt_cfg_get_unit(c, pf, rt_dtype_names[t], 0, RT_UNIT_FLOPS, 1e6, 1e19,
+                                &dev->peak_flops[t]) < 0)
+                return -1;
+    }
+    if (rt_cfg_get_unit(c, d, "hbm", req, RT_UNIT_BYTES, 1e6, 1e15, &dev->hbm_bytes) < 0 ||
+        rt_cfg_get_unit(c, d, "hbm_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &dev->hbm_bw) < 0 ||
+        rt_cfg_get_unit(c, d, "launch_overhead", req, RT_UNIT_TIME, 0, T_MAX,
+                        &dev->launch_overhead) < 0)
+        return -1;
+    struct fy_node *eff = rt_cfg_get_map(c, d, "efficiency", req, &ok);
+    if (!ok) return -1;
+    if (eff && (rt_cfg_check_keys(c, eff, eff_keys) ||
+                rt_cfg_get_double(c, eff, "flops", req, 1e-3, 1, &dev->eff_flops) < 0 ||
+                rt_cfg_get_double(c, eff, "hbm", req, 1e-3, 1, &dev->eff_hbm) < 0))
+        return -1;
+    return 0;
+}
+
+static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, int req)
+{
+    int64_t devices = node->devices;
+    int kind = node->scale_up;
+    if (rt_cfg_check_keys(c, n, node_keys) ||
+        rt_cfg_get_int(c, n, "devices", req, 1, 4096, &devices) < 0 ||
+        rt_cfg_get_enum(c, n, "scale_up", req, rt_scaleup_names, &kind) < 0 ||
+        rt_cfg_get_unit(c, n, "scale_up_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &node->scale_up_bw) < 0 ||
+        rt_cfg_get_unit(c, n, "scale_up_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->scale_up_latency) < 0 ||
+        rt_cfg_get_bool(c, n, "nvls", 0, &node->nvls) < 0 ||
+        rt_cfg_get_unit(c, n, "host_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &node->host_bw) < 0 ||
+        rt_cfg_get_unit(c, n, "host_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->host_latency) < 0)
+        return -1;
+    node->devices = (int)devices;
+    node->scale_up = (rt_scaleup_kind)kind;
+    return 0;
+}
+
+static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int req)
+{
+    int64_t nics = net->nics_per_node, levels = net->levels, radix = net->radix;
+    if (rt_cfg_check_keys(c, n, net_keys) ||
+        rt_cfg_get_int(c, n, "nics_per_node", req, 1, 1024, &nics) < 0 ||
+        rt_cfg_get_unit(c, n, "nic_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &net->nic_bw) < 0 ||
+        rt_cfg_get_unit(c, n, "nic_latency", req, RT_UNIT_TIME, 0, T_MAX, &net->nic_latency) < 0 ||
+        rt_cfg_get_bool(c, n, "rail_optimized", req, &net->rail_optimized) < 0 ||
+        rt_cfg_get_int(c, n, "levels", req, 1, 4, &levels) < 0 ||
+        rt_cfg_get_int(c, n, "radix", req, 2, 4096, &radix) < 0 ||
+        rt_cfg_get_double(c, n, "oversubscription", req, 1, 64, &net->oversubscription) < 0 ||
+        rt_cfg_get_unit(c, n, "switch_latency", req, RT_UNIT_TIME, 0, T_MAX, &net->switch_latency) < 0)
+        return -1;
+    net->nics_per_node = (int)nics;
+    net->levels = (int)levels;
+    net->radix = (int)radix;
+    return 0;
+}
+
+static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll, int req)
+{
+    int ok = 1;
+    if (rt_cfg_check_keys(c, n, coll_keys)) return -1;
+    struct fy_node *eff = rt_cfg_get_map(c, n, "efficiency", req, &ok);
+    if (!ok) return -1;
+    if (eff && (rt_cfg_check_keys(c, eff, coll_eff_keys) ||
+                rt_cfg_get_double(c, eff, "intra", req, 1e-3, 1, &coll->eff_intra) < 0 ||
+                rt_cfg_get_double(c, eff, "inter", req, 1e-3, 1, &coll->eff_inter) < 0))
+        return -1;
+    return rt_cfg_get_unit(c, n, "base_latency", req, RT_UNIT_TIME, 0, T_MAX, &coll->base_latency) < 0
+               ? -1
+               : 0;
+}
+
+int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int partial)
+{
+    int req = !partial, ok = 1;
+    if (rt_cfg_check_keys(c, map, top_keys)) return -1;
+    if (rt_cfg_get_str(c, map, "name", req, &t->name) < 0) return -1;
+    if (rt_cfg_get_str(c, map, "source", req, &t->source) < 0) return -1;
+    struct fy_node *d = rt_cfg_get_map(c, map, "device", req, &ok);
+    if (!ok || (d && parse_device(c, d, &t->device, req))) return -1;
+    struct fy_node *n = rt_cfg_get_map(c, map, "node", req, &ok);
+    if (!ok || (n && parse_node(c, n, &t->node, req))) return -1;
+    struct fy_node *s = rt_cfg_get_map(c, map, "scale_out", req, &ok);
+    if (!ok || (s && parse_net(c, s, &t->net, req))) return -1;
+    struct fy_node *k = rt_cfg_get_map(c, map, "collective", req, &ok);
+    if (!ok || (k && parse_coll(c, k, &t->coll, req))) return -1;
+    if (!partial && t->device.peak_flops[RT_DT_FP32] <= 0) {
+        rt_cfg_error(c, d, "peak_flops.fp32 is required (the fallback for every dtype)");
+        return -1;
+    }
+    return 0;
+}
+
+void rt_topology_free(rt_topology *t)
+{
+    if (!t) return;
+    free(t->name);
+    free(t->source);
+    free(t->device.name);
+    memset(t, 0, sizeof *t);
+}

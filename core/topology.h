@@ -1,0 +1,72 @@
+/* A cluster: device, node (scale-up), scale-out network, host link, efficiencies.
+ * All values in base units: bytes, seconds, bytes/s, FLOP/s. Bandwidths are per direction. */
+#ifndef RT_TOPOLOGY_H
+#define RT_TOPOLOGY_H
+
+#include "dtype.h"
+
+struct rt_cfg;
+struct fy_node;
+
+typedef enum { RT_SCALEUP_NVSWITCH, RT_SCALEUP_MESH, RT_SCALEUP_PCIE, RT_SCALEUP_COUNT } rt_scaleup_kind;
+
+typedef struct rt_device_spec {
+    char *name;
+    double peak_flops[RT_DT_COUNT]; /* dense FLOP/s per dtype; 0 = unsupported */
+    double hbm_bytes;
+    double hbm_bw;
+    double launch_overhead;
+    double eff_flops; /* achieved fraction of peak_flops for GEMM-like kernels */
+    double eff_hbm;   /* achieved fraction of hbm_bw for streaming kernels */
+} rt_device_spec;
+
+typedef struct rt_node_spec {
+    int devices;
+    rt_scaleup_kind scale_up;
+    double scale_up_bw;      /* per device, per direction */
+    double scale_up_latency; /* one hop device -> switch -> device */
+    int nvls;                /* NVSwitch in-network reduction available */
+    double host_bw;          /* PCIe per device, per direction */
+    double host_latency;
+} rt_node_spec;
+
+typedef struct rt_scale_out {
+    int nics_per_node;
+    double nic_bw;       /* per NIC, per direction */
+    double nic_latency;  /* NIC + wire, one way */
+    int rail_optimized;  /* NIC i of every node on rail switch i */
+    int levels;          /* fat-tree levels above the leaf (1 = leaf + spine) */
+    int radix;           /* switch ports */
+    double oversubscription; /* >= 1: downlink/uplink ratio at the leaf */
+    double switch_latency;
+} rt_scale_out;
+
+typedef struct rt_coll_tuning {
+    double eff_intra; /* achieved fraction of scale-up bandwidth by collectives */
+    double eff_inter; /* achieved fraction of NIC bandwidth by collectives */
+    double base_latency; /* software launch latency of one collective */
+} rt_coll_tuning;
+
+typedef struct rt_topology {
+    char *name;
+    char *source;
+    rt_device_spec device;
+    rt_node_spec node;
+    rt_scale_out net;
+    rt_coll_tuning coll;
+    int nodes; /* set from the scenario */
+} rt_topology;
+
+extern const char *const rt_scaleup_names[];
+
+int rt_topology_parse(struct rt_cfg *cfg, struct fy_node *map, rt_topology *t, int partial);
+void rt_topology_free(rt_topology *t);
+
+static inline int rt_topology_ranks(const rt_topology *t) { return t->nodes * t->node.devices; }
+/* Per-device share of the node's NIC bandwidth, per direction. */
+static inline double rt_topology_nic_bw_per_device(const rt_topology *t)
+{
+    return t->net.nic_bw * t->net.nics_per_node / t->node.devices;
+}
+
+#endif

@@ -1,0 +1,1 @@
+typedef int rt_kbench_placeholder;

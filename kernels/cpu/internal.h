@@ -1,0 +1,54 @@
+/* Helpers shared by the CPU kernels; not part of the public interface. */
+#ifndef RT_KCPU_INTERNAL_H
+#define RT_KCPU_INTERNAL_H
+
+#include "kernels.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* Reads row `row` of t into dst as fp32. */
+static inline void rt_kcpu_row_load(const rt_ktable *t, int64_t row, float *dst)
+{
+    const int64_t d = t->dim;
+    if (t->dtype == RT_KDT_FP32) {
+        memcpy(dst, (const float *)t->data + row * d, (size_t)d * sizeof(float));
+        return;
+    }
+    const uint16_t *src = (const uint16_t *)t->data + row * d;
+    if (t->dtype == RT_KDT_FP16)
+        for (int64_t j = 0; j < d; j++)
+            dst[j] = rt_kf16_to_f32(src[j]);
+    else
+        for (int64_t j = 0; j < d; j++)
+            dst[j] = rt_kbf16_to_f32(src[j]);
+}
+
+/* Writes fp32 values into row `row` of t, rounding to its storage type. */
+static inline void rt_kcpu_row_store(rt_ktable *t, int64_t row, const float *src)
+{
+    const int64_t d = t->dim;
+    if (t->dtype == RT_KDT_FP32) {
+        memcpy((float *)t->data + row * d, src, (size_t)d * sizeof(float));
+        return;
+    }
+    uint16_t *dst = (uint16_t *)t->data + row * d;
+    if (t->dtype == RT_KDT_FP16)
+        for (int64_t j = 0; j < d; j++)
+            dst[j] = rt_kf32_to_f16(src[j]);
+    else
+        for (int64_t j = 0; j < d; j++)
+            dst[j] = rt_kf32_to_bf16(src[j]);
+}
+
+bool rt_kcpu_table_ok(const rt_ktable *t);
+/* offsets[0] == 0, non-decreasing; *total = offsets[nseg]. */
+bool rt_kcpu_offsets_ok(const int64_t *offsets, int64_t nseg, int64_t *total);
+bool rt_kcpu_ids_in_range(const int64_t *ids, int64_t n, int64_t rows);
+
+/* Stable LSD radix sort of (key, val) pairs by key as signed int64, ascending. tmp_keys and
+ * tmp_vals hold n entries each. */
+void rt_kcpu_sort_pairs(int64_t *keys, int64_t *vals, int64_t n, int64_t *tmp_keys,
+                        int64_t *tmp_vals);
+
+#endif

@@ -1,0 +1,312 @@
+/* rectwin kernels: one C interface, two implementations.
+ *
+ * rt_kcpu_* (this header) are the C11 reference kernels on host memory. The CUDA kernels in
+ * cuda/kernels_cuda.h take the same arguments in the same order on device pointers, plus a
+ * context (stream, cuBLAS handle, workspace) as the last argument.
+ *
+ * Conventions shared by every kernel:
+ *  - argument order: inputs, their shapes, parameters, outputs;
+ *  - IDs, offsets and index arrays are int64_t; embeddings and activations are fp32 row-major;
+ *  - a jagged batch of nseg segments is described by offsets[nseg + 1] with offsets[0] == 0;
+ *    segment s holds elements offsets[s] .. offsets[s + 1] - 1 (a KeyedJaggedTensor's offsets);
+ *  - every kernel returns RT_K_OK or an error code and never writes outside the documented
+ *    output ranges; an error is reported before any output is written. */
+#ifndef RT_KERNELS_H
+#define RT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    RT_K_OK = 0,
+    RT_K_EINVAL, /* bad shape, NULL pointer or unsupported option */
+    RT_K_ERANGE, /* an ID or index outside its table or array */
+    RT_K_ENOMEM,
+    RT_K_EDEVICE /* CUDA or cuBLAS failure */
+} rt_kstatus;
+
+const char *rt_kstatus_str(rt_kstatus s);
+
+/* ---- storage types --------------------------------------------------------------------- */
+
+typedef enum { RT_KDT_FP32, RT_KDT_FP16, RT_KDT_BF16 } rt_kdtype;
+
+size_t rt_kdtype_bytes(rt_kdtype dt);
+/* Round-to-nearest-even conversions; NaN stays NaN, overflow becomes infinity. */
+uint16_t rt_kf32_to_f16(float x);
+float rt_kf16_to_f32(uint16_t h);
+uint16_t rt_kf32_to_bf16(float x);
+float rt_kbf16_to_f32(uint16_t b);
+
+/* A dense embedding table: rows x dim elements of dtype, row-major, rows contiguous. */
+typedef struct {
+    void *data;
+    int64_t rows;
+    int64_t dim;
+    rt_kdtype dtype;
+} rt_ktable;
+
+/* ---- embedding lookup ------------------------------------------------------------------ */
+
+typedef enum { RT_KPOOL_SUM, RT_KPOOL_MEAN } rt_kpool;
+
+/* out[b] = pool(table[ids[offsets[b]]], ..., table[ids[offsets[b+1]-1]]), out is nbags x dim
+ * fp32. An empty bag gives a zero row for both sum and mean. */
+rt_kstatus rt_kcpu_gather_pool(const rt_ktable *t, const int64_t *ids, const int64_t *offsets,
+                               int64_t nbags, rt_kpool pool, float *out);
+/* Un-pooled lookup: out[i] = table[ids[i]], out is n x dim fp32. */
+rt_kstatus rt_kcpu_sequence_lookup(const rt_ktable *t, const int64_t *ids, int64_t n, float *out);
+/* dst[i] = src[idx[i]] for fp32 rows (lookup recovery, dedup restore). */
+rt_kstatus rt_kcpu_gather_rows(const float *src, int64_t src_rows, int64_t dim, const int64_t *idx,
+                               int64_t n, float *dst);
+/* dst[idx[i]] += src[i]: the backward of gather_rows. */
+rt_kstatus rt_kcpu_scatter_add_rows(const float *src, int64_t n, int64_t dim, const int64_t *idx,
+                                    int64_t dst_rows, float *dst);
+
+/* ---- sparse backward fused with the optimizer ------------------------------------------ */
+
+typedef enum { RT_KOPT_SGD, RT_KOPT_ADAGRAD, RT_KOPT_ROWWISE_ADAGRAD, RT_KOPT_ADAM } rt_koptim;
+
+typedef struct {
+    rt_koptim kind;
+    float lr;
+    float eps;
+    float beta1, beta2; /* Adam only */
+    int64_t step;       /* Adam bias correction: 1 for the first update */
+} rt_kopt;
+
+/* Optimizer state, fp32. SGD: none. Adagrad: s0 = sum of squares (rows x dim). Row-wise
+ * Adagrad: s0 = mean of squares per row (rows). Adam: s0 = m, s1 = v (rows x dim). */
+typedef struct {
+    float *s0;
+    float *s1;
+} rt_kopt_state;
+
+/* Number of floats of state slot `which` (0 or 1) for a rows x dim table. */
+int64_t rt_kopt_state_len(rt_koptim kind, int which, int64_t rows, int64_t dim);
+
+/* Backward of gather_pool fused with the update. Each occurrence of an ID in bag b contributes
+ * grad_out[b] (divided by the bag length for mean pooling); contributions to the same row are
+ * summed first and the optimizer is applied once per touched row, so untouched rows and their
+ * state do not change. offsets == NULL means one ID per bag (sequence lookup). fp16/bf16
+ * tables are updated in fp32 and rounded back. */
+rt_kstatus rt_kcpu_sparse_update(rt_ktable *t, rt_kopt_state st, const rt_kopt *opt,
+                                 const int64_t *ids, const int64_t *offsets, int64_t nbags,
+                                 rt_kpool pool, const float *grad_out);
+
+/* ---- dedup ----------------------------------------------------------------------------- */
+
+/* uniq[0 .. *n_unique) = the distinct ids in ascending order; ids[i] == uniq[inverse[i]].
+ * uniq must hold n entries. */
+rt_kstatus rt_kcpu_unique(const int64_t *ids, int64_t n, int64_t *uniq, int64_t *inverse,
+                          int64_t *n_unique);
+/* FusedRec segment unique: duplicates are removed inside each segment only, so equal IDs of
+ * different segments (features) are kept apart. Segment s's distinct ids, ascending, occupy
+ * uniq[uniq_offsets[s] .. uniq_offsets[s+1]); ids[i] == uniq[inverse[i]] (I_u). uniq holds n
+ * entries, uniq_offsets nseg + 1. */
+rt_kstatus rt_kcpu_segment_unique(const int64_t *ids, const int64_t *offsets, int64_t nseg,
+                                  int64_t *uniq, int64_t *uniq_offsets, int64_t *inverse);
+/* out[i] = inner[outer[i]]: composes two index maps, e.g. the stage-1 and stage-2 inverses
+ * of a two-stage dedup, or I_s and I_u into FusedRec's recovery map I_r. */
+rt_kstatus rt_kcpu_compose_index(const int64_t *outer, int64_t n, const int64_t *inner,
+                                 int64_t inner_n, int64_t *out);
+/* FusedRec recovery: out[i] = recv[i_s[i_u[i]]], where recv holds the looked-up rows in
+ * bucketed (sorted) order, i_s maps unique position -> bucketed position and i_u maps input
+ * position -> unique position. */
+rt_kstatus rt_kcpu_recover(const float *recv, int64_t recv_rows, int64_t dim, const int64_t *i_s,
+                           int64_t nu, const int64_t *i_u, int64_t n, float *out);
+
+/* ---- routing --------------------------------------------------------------------------- */
+
+typedef enum { RT_KBUCKET_MOD, RT_KBUCKET_HASH } rt_kbucket_fn;
+
+/* The mixing function used for hash routing and the hash table (splitmix64 finalizer). */
+static inline uint64_t rt_kmix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Bucketize a jagged batch by destination rank. Row-wise (seg_rank == NULL): the rank of an ID
+ * is id mod nranks or rt_kmix64(id) mod nranks; IDs must be non-negative. Table-wise: every ID
+ * of segment s goes to seg_rank[s]. The order is stable, so inside a rank IDs stay grouped by
+ * segment. out_ids[pos[i]] = ids[i] (pos is FusedRec's I_s); rank r's IDs occupy
+ * out_ids[rank_offsets[r] .. rank_offsets[r+1]); rank_seg_counts (nranks x nseg, rank-major,
+ * may be NULL) tells the receiver each segment's share. */
+rt_kstatus rt_kcpu_bucketize(const int64_t *ids, const int64_t *offsets, int64_t nseg,
+                             const int32_t *seg_rank, rt_kbucket_fn fn, int32_t nranks,
+                             int64_t *out_ids, int64_t *pos, int64_t *rank_offsets,
+                             int64_t *rank_seg_counts);
+
+/* ---- SPTT (DMT) data movement ---------------------------------------------------------- */
+
+/* The input is an a x b grid of variable-size blocks stored a-major (block (i, j) holds
+ * sizes[i*b + j] rows of row_bytes); the output stores the same blocks b-major. */
+rt_kstatus rt_kcpu_block_transpose(const void *in, size_t row_bytes, int64_t a, int64_t b,
+                                   const int64_t *sizes, void *out);
+/* Peer permute: blocks in rank order r = host * gpus + local are reordered by (local, host). */
+rt_kstatus rt_kcpu_sptt_peer_permute(const void *in, size_t row_bytes, int64_t hosts, int64_t gpus,
+                                     const int64_t *rank_rows, void *out);
+/* Shuffle a (features, peers) block layout into (peers, features). */
+rt_kstatus rt_kcpu_sptt_shuffle(const void *in, size_t row_bytes, int64_t features, int64_t peers,
+                                const int64_t *block_rows, void *out);
+
+/* ---- merged tables (MTGRBoost) --------------------------------------------------------- */
+
+/* Bits that hold the table index when ntables tables share one key space:
+ * k = ceil(log2(ntables + 1)); merged ID = (table << (63 - k)) | id. */
+int rt_kmerge_bits(int64_t ntables);
+/* Returns RT_K_ERANGE when table or any id does not fit its field. */
+rt_kstatus rt_kmerge_encode(const int64_t *ids, int64_t n, int64_t table, int bits, int64_t *out);
+static inline int64_t rt_kmerge_table(int64_t merged, int bits)
+{
+    return (int64_t)((uint64_t)merged >> (63 - bits));
+}
+static inline int64_t rt_kmerge_local(int64_t merged, int bits)
+{
+    return (int64_t)((uint64_t)merged & ((UINT64_C(1) << (63 - bits)) - 1));
+}
+
+/* ---- dynamic hash embedding table (MTGRBoost, RecIS) ----------------------------------- */
+
+/* Key structure: open addressing over 2^n slots of (key, row) with double-hashing probes of an
+ * odd step, doubled when the load would pass 0.75; only keys and row numbers move. Values:
+ * fixed-size chunks of chunk_rows rows that never move; a current and a pre-allocated next
+ * chunk are always present. Each row carries an LRU timestamp and an LFU count. */
+typedef struct rt_khash rt_khash;
+
+/* Reserved keys that mark empty and erased slots; they can never be inserted. */
+#define RT_KHASH_EMPTY INT64_MIN
+#define RT_KHASH_ERASED (INT64_MIN + 1)
+
+typedef struct {
+    int64_t dim;
+    int64_t initial_slots; /* rounded up to a power of two, at least 16 */
+    int64_t chunk_rows;
+    uint64_t init_seed; /* new rows: uniform(-init_scale, init_scale) from (seed, key) */
+    float init_scale;
+} rt_khash_cfg;
+
+typedef enum { RT_KEVICT_LRU, RT_KEVICT_LFU } rt_kevict;
+
+rt_kstatus rt_khash_create(const rt_khash_cfg *cfg, rt_khash **out);
+void rt_khash_free(rt_khash *h);
+int64_t rt_khash_size(const rt_khash *h);
+int64_t rt_khash_slots(const rt_khash *h);
+int64_t rt_khash_chunks(const rt_khash *h);
+int64_t rt_khash_dim(const rt_khash *h);
+/* Each find / find_or_insert call is one tick of the clock used for LRU timestamps. */
+int64_t rt_khash_clock(const rt_khash *h);
+
+/* rows[i] = row of keys[i] or -1; hits update the row's counters. */
+rt_kstatus rt_khash_find(rt_khash *h, const int64_t *keys, int64_t n, int64_t *rows);
+/* Writes values (n x dim) under keys, inserting missing keys; rows may be NULL. */
+rt_kstatus rt_khash_insert(rt_khash *h, const int64_t *keys, const float *values, int64_t n,
+                           int64_t *rows);
+/* rows[i] = row of keys[i]; missing keys are inserted with initialized values. Counters are
+ * updated for all keys. *n_new (may be NULL) = number of keys inserted. */
+rt_kstatus rt_khash_find_or_insert(rt_khash *h, const int64_t *keys, int64_t n, int64_t *rows,
+                                   int64_t *n_new);
+/* Removes keys (missing ones are ignored) and recycles their rows. */
+rt_kstatus rt_khash_erase(rt_khash *h, const int64_t *keys, int64_t n);
+/* Removes up to max_evict keys, oldest timestamp (LRU) or lowest count (LFU) first, ties by
+ * key; evicted (may be NULL) receives them, *n_evicted their number. */
+rt_kstatus rt_khash_evict(rt_khash *h, rt_kevict policy, int64_t max_evict, int64_t *evicted,
+                          int64_t *n_evicted);
+/* The dim floats of a row returned by find / insert; NULL for a row that is not live. */
+float *rt_khash_row(rt_khash *h, int64_t row);
+rt_kstatus rt_khash_counters(const rt_khash *h, int64_t row, int64_t *last_access,
+                             int64_t *count);
+/* Gathers rows (n x dim) for keys through the table; a missing key is RT_K_ERANGE. */
+rt_kstatus rt_khash_gather(rt_khash *h, const int64_t *keys, int64_t n, float *out);
+
+/* ---- dense ----------------------------------------------------------------------------- */
+
+/* Row-major C = alpha * op(A) op(B) + beta * C with op(A) m x k, op(B) k x n. CBLAS when the
+ * build found it, a cache-blocked loop otherwise. */
+rt_kstatus rt_kcpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                        float *c, int64_t ldc);
+
+typedef enum { RT_KACT_NONE, RT_KACT_RELU, RT_KACT_SIGMOID } rt_kact;
+
+/* y = act(x w^T + bias): x batch x in, w out x in, bias out (may be NULL), y batch x out. */
+rt_kstatus rt_kcpu_linear_fwd(const float *x, int64_t batch, int64_t in, int64_t out,
+                              const float *w, const float *bias, rt_kact act, float *y);
+/* From the forward's x and y and the gradient dy: dx (may be NULL), dw, db (may be NULL). */
+rt_kstatus rt_kcpu_linear_bwd(const float *x, const float *y, const float *dy, int64_t batch,
+                              int64_t in, int64_t out, const float *w, rt_kact act, float *dx,
+                              float *dw, float *db);
+
+/* DLRM dot interaction: t is batch x nf x d (dense vector and embeddings); out is
+ * batch x nf(nf-1)/2 with pairs (i, j), i > j, ordered i-major: (1,0), (2,0), (2,1), ... */
+rt_kstatus rt_kcpu_dot_interact_fwd(const float *t, int64_t batch, int64_t nf, int64_t d,
+                                    float *out);
+rt_kstatus rt_kcpu_dot_interact_bwd(const float *t, const float *dout, int64_t batch, int64_t nf,
+                                    int64_t d, float *dt);
+
+/* DCN-v2 low-rank cross: p = xl v (batch x r), q = p u^T + bias (batch x d),
+ * y = x0 * q + xl. u and v are d x r. p and q are saved for the backward. */
+rt_kstatus rt_kcpu_dcn_cross_fwd(const float *x0, const float *xl, int64_t batch, int64_t d,
+                                 int64_t r, const float *u, const float *v, const float *bias,
+                                 float *p, float *q, float *y);
+/* dx0 and dxl are written separately (the first layer, x0 == xl, sums them). */
+rt_kstatus rt_kcpu_dcn_cross_bwd(const float *x0, const float *xl, const float *p, const float *q,
+                                 const float *dy, int64_t batch, int64_t d, int64_t r,
+                                 const float *u, const float *v, float *dx0, float *dxl,
+                                 float *du, float *dv, float *dbias);
+
+/* Jagged (total x d) to dense (nseg x max_len x d): longer segments are truncated, missing
+ * positions filled with pad. dense_to_jagged is its inverse (and its backward, with pad 0):
+ * truncated elements get 0. */
+rt_kstatus rt_kcpu_jagged_to_dense(const float *values, const int64_t *offsets, int64_t nseg,
+                                   int64_t d, int64_t max_len, float pad, float *dense);
+rt_kstatus rt_kcpu_dense_to_jagged(const float *dense, const int64_t *offsets, int64_t nseg,
+                                   int64_t d, int64_t max_len, float *values);
+
+/* Jagged HSTU attention: q, k, v, out are total_tokens x heads x head_dim. For tokens i >= j of
+ * one sequence: s = alpha * q_i . k_j + rab[h][min(i - j, nbias - 1)],
+ * out_i = sum_j silu(s) * inv_n * v_j. rab (heads x nbias) may be NULL. */
+typedef struct {
+    int64_t heads;
+    int64_t head_dim;
+    int64_t nbias;
+    float alpha;
+    float inv_n;
+} rt_khstu_cfg;
+
+rt_kstatus rt_kcpu_hstu_attn_fwd(const float *q, const float *k, const float *v,
+                                 const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                 const float *rab, float *out);
+/* drab may be NULL (no bias gradient); it is overwritten, not accumulated. */
+rt_kstatus rt_kcpu_hstu_attn_bwd(const float *q, const float *k, const float *v,
+                                 const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                 const float *rab, const float *dout, float *dq, float *dk,
+                                 float *dv, float *drab);
+
+/* ---- losses ---------------------------------------------------------------------------- */
+
+/* Mean binary cross-entropy on logits and its gradient dlogits = (sigmoid(z) - y) / n. */
+rt_kstatus rt_kcpu_bce_logits(const float *logits, const float *labels, int64_t n, float *loss,
+                              float *dlogits);
+/* Sampled softmax with shared negatives: logit_0 = q.pos / T, logit_k = q.neg_k / T - logq_k
+ * (logq may be NULL: no correction). loss = mean over the batch of -log softmax_0. q and pos
+ * are batch x d, neg is nneg x d; gradients have the shapes of their inputs. */
+rt_kstatus rt_kcpu_sampled_softmax(const float *q, const float *pos, const float *neg,
+                                   const float *logq, int64_t batch, int64_t nneg, int64_t d,
+                                   float temperature, float *loss, float *dq, float *dpos,
+                                   float *dneg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,97 @@
+#include "plan_common.h"
+
+#include <string.h>
+
+double rt_plan_sample_tokens(const rt_scenario *s, const rt_workload *w, int r, int i)
+{
+    if (!s->model.seq_len) return 1;
+    double L = 0;
+    for (int f = 0; f < w->n_features; f++)
+        if (s->model.tables[f].sequence) L += rt_workload_batch(w, r, f)->lengths[i];
+    return L;
+}
+
+/* Sum over the rep's samples of a per-sample polynomial in the token count. */
+static double batch_sum(const rt_scenario *s, const rt_workload *w, int r, rt_poly p)
+{
+    if (!s->model.seq_len) return w->batch * rt_poly_eval(p, 1);
+    double t = 0;
+    for (int i = 0; i < w->batch; i++) t += rt_poly_eval(p, rt_plan_sample_tokens(s, w, r, i));
+    return t;
+}
+
+void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, int after, rt_group group, rt_dense_ops *d)
+{
+    const rt_model *m = &s->model;
+    rt_dtype dt = s->plan.dense_dtype;
+    int prev = after;
+    d->first_fwd = g->n_ops;
+    for (int l = 0; l < m->n_layers; l++)
+        prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
+                                   m->layers[l].name, &prev, 1);
+    d->last_fwd = prev;
+    d->loss = prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
+    d->first_bwd = g->n_ops;
+    for (int l = m->n_layers - 1; l >= 0; l--)
+        prev = rt_graph_add_kernel(g, "dense.bwd", RT_STREAM_COMPUTE, RT_K_DENSE_BWD, dt,
+                                   m->layers[l].name, &prev, 1);
+    d->last_bwd = prev;
+    rt_coll_algo algo = (rt_coll_algo[]){RT_ALGO_AUTO, RT_ALGO_RING, RT_ALGO_TREE,
+                                         RT_ALGO_HIERARCHICAL, RT_ALGO_NVLS}[s->plan.dense_allreduce];
+    d->allreduce = rt_graph_add_collective(g, "dense.allreduce", RT_STREAM_COMM, RT_COLL_ALLREDUCE,
+                                           algo, group, "dense_grad_allreduce", &prev, 1);
+    d->update = rt_graph_add_kernel(g, "dense.update", RT_STREAM_COMPUTE, RT_K_DENSE_UPDATE,
+                                    RT_DT_FP32, "dense_optimizer", &d->allreduce, 1);
+}
+
+void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w, const rt_dense_ops *d, int r)
+{
+    const rt_model *m = &s->model;
+    double eb = (double)rt_dtype_bytes(s->plan.dense_dtype);
+    for (int l = 0; l < m->n_layers; l++) {
+        const rt_layer *ly = &m->layers[l];
+        rt_op_cost *f = rt_graph_cost(g, d->first_fwd + l, r);
+        rt_op_cost *b = rt_graph_cost(g, d->first_bwd + (m->n_layers - 1 - l), r);
+        /* Weights are read once per pass; the backward also writes their gradients. */
+        f->flops = batch_sum(s, w, r, ly->fwd_flops);
+        f->bytes = batch_sum(s, w, r, ly->fwd_bytes) + ly->params * eb;
+        b->flops = batch_sum(s, w, r, ly->bwd_flops);
+        b->bytes = batch_sum(s, w, r, ly->bwd_bytes) + 2 * ly->params * eb;
+    }
+    /* BCE over one logit per sample (per token for sequence models): read logit and label,
+     * write the gradient. */
+    rt_op_cost *loss = rt_graph_cost(g, d->loss, r);
+    double outs = s->model.seq_len ? batch_sum(s, w, r, (rt_poly){{0, 1, 0}}) : w->batch;
+    double neg = s->model.negatives > 0 ? s->model.negatives : 0;
+    int dm = m->n_tables ? m->tables[0].dim : 1;
+    loss->flops = 2 * outs * neg * dm;
+    loss->bytes = outs * (3 * 4 + neg * dm * eb);
+    rt_op_cost *ar = rt_graph_cost(g, d->allreduce, r);
+    ar->bytes = m->dense_params * 4; /* fp32 gradients, as DDP reduces them */
+    rt_op_cost *up = rt_graph_cost(g, d->update, r);
+    /* Adam-class step: read weight, grad, two moments; write weight and moments. */
+    up->bytes = m->dense_params * 4 * 7;
+    up->flops = m->dense_params * 10;
+}
+
+double rt_plan_dense_flops(const rt_scenario *s, const rt_workload *w, int r)
+{
+    rt_poly t = s->model.fwd_flops;
+    for (int i = 0; i < 3; i++) t.c[i] += s->model.bwd_flops.c[i];
+    return batch_sum(s, w, r, t);
+}
+
+void rt_plan_set_model_flops(rt_graph *g, const rt_scenario *s, const rt_workload *w)
+{
+    double total = 0;
+    for (int r = 0; r < w->n_reps; r++) total += w->rep_weight[r] * rt_plan_dense_flops(s, w, r);
+    g->model_flops = total;
+}
+
+double rt_plan_dense_memory(const rt_scenario *s, const rt_workload *w, int r)
+{
+    double params = s->model.dense_params;
+    double act = batch_sum(s, w, r, s->model.act_bytes);
+    /* Weight in the compute dtype, fp32 master weight and gradient, two fp32 moments. */
+    return params * ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4) + act;
+}

@@ -1,0 +1,257 @@
+/* The analytic engine: closed-form op times and one pass of critical-path scheduling.
+ *
+ * Each (representative, stream) is an in-order queue, like a CUDA stream. An op starts when
+ * its queue is free and its dependencies on the same representative have ended. A collective
+ * also waits for its group: the representatives in the same group instance (same group base)
+ * start together at the latest of their ready times and all end after the longest of their
+ * durations; a representative alone in its instance (statistical mode) keeps its own times.
+ * Ops are stored in topological order, so one pass over them is enough. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "collective_model.h"
+#include "collective_policy.h"
+#include "engine.h"
+#include "json.h"
+
+typedef struct member {
+    int base;
+    int rep;
+} member;
+
+/* Scratch space for one run, sized by the number of representatives. */
+typedef struct sched {
+    int n_reps;
+    double *queue_free; /* [rep * RT_STREAM_COUNT + stream] */
+    double *ready;
+    double *dur;
+    member *members;
+    rt_coll_policy policy;
+} sched;
+
+static void sched_free(sched *s)
+{
+    free(s->queue_free);
+    free(s->ready);
+    free(s->dur);
+    free(s->members);
+}
+
+static int sched_init(sched *s, int n_reps)
+{
+    s->n_reps = n_reps;
+    s->queue_free = calloc((size_t)n_reps * RT_STREAM_COUNT, sizeof(double));
+    s->ready = calloc((size_t)n_reps, sizeof(double));
+    s->dur = calloc((size_t)n_reps, sizeof(double));
+    s->members = calloc((size_t)n_reps, sizeof(member));
+    rt_coll_policy_default(&s->policy);
+    if (s->queue_free && s->ready && s->dur && s->members) return 0;
+    sched_free(s);
+    return -1;
+}
+
+static int by_base(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    if (x->base != y->base) return x->base < y->base ? -1 : 1;
+    return (x->rep > y->rep) - (x->rep < y->rep);
+}
+
+static void op_error(FILE *err, const rt_graph *g, int op, int rep, const char *why)
+{
+    fprintf(err, "analytic: op %d '%s' (phase %s) on rank %d: %s\n", op,
+            g->ops[op].name ? g->ops[op].name : "?", g->phases[g->ops[op].phase],
+            g->rep_rank[rep], why);
+}
+
+/* max(FLOPs / (peak x eff_flops), bytes / (HBM bw x eff_hbm)) + launch overhead. */
+static int kernel_time(const rt_topology *t, const rt_op *op, const rt_op_cost *c, double *out,
+                       const char **why)
+{
+    const rt_device_spec *d = &t->device;
+    double compute = 0.0;
+    if (c->flops > 0) {
+        double peak = (op->dtype >= 0 && op->dtype < RT_DT_COUNT) ? d->peak_flops[op->dtype] : 0;
+        if (!(peak > 0)) {
+            *why = "the device has no peak FLOP/s for this kernel's dtype";
+            return -1;
+        }
+        compute = c->flops / (peak * d->eff_flops);
+    }
+    double memory = c->bytes / (d->hbm_bw * d->eff_hbm);
+    *out = fmax(compute, memory) + d->launch_overhead;
+    if (!isfinite(*out) || *out < 0) {
+        *why = "kernel cost is not a finite non-negative number";
+        return -1;
+    }
+    return 0;
+}
+
+static int collective_time(const sched *s, const rt_topology *t, const rt_graph *g, int op,
+                           int rep, double *out, rt_coll_algo *algo, const char **why)
+{
+    const rt_op *o = &g->ops[op];
+    const rt_op_cost *c = rt_graph_cost(g, op, rep);
+    int rank = g->rep_rank[rep];
+    rt_coll_shape shape;
+    rt_coll_shape_of(t, o->group, rank, &shape);
+    *algo = rt_coll_policy_choose(&s->policy, t, o->coll, o->algo, &shape, c->bytes);
+    rt_coll_call call = {.kind = o->coll,
+                         .algo = *algo,
+                         .group = o->group,
+                         .rank = rank,
+                         .bytes = c->bytes,
+                         .send = c->send,
+                         .recv = c->recv};
+    rt_coll_time ct;
+    if (rt_coll_model_time(t, &call, &ct, why) < 0) return -1;
+    *out = ct.total_s;
+    return 0;
+}
+
+/* Ready time of OP on REP: its queue and its dependencies. */
+static double ready_time(const sched *s, const rt_graph *g, const rt_result *r, int op, int rep)
+{
+    double ready = s->queue_free[rep * RT_STREAM_COUNT + g->ops[op].stream];
+    const int *deps = rt_graph_deps(g, op);
+    for (int i = 0; i < g->ops[op].n_deps; i++)
+        ready = fmax(ready, r->end[(long)deps[i] * g->n_reps + rep]);
+    return ready;
+}
+
+/* Gives every group instance among the representatives one start (latest ready) and one
+ * duration (longest). */
+static void sync_groups(sched *s, const rt_graph *g, int op, rt_result *r)
+{
+    int R = s->n_reps;
+    for (int rep = 0; rep < R; rep++)
+        s->members[rep] = (member){rt_group_base(g->ops[op].group, g->rep_rank[rep]), rep};
+    qsort(s->members, (size_t)R, sizeof(member), by_base);
+    for (int lo = 0; lo < R;) {
+        int hi = lo;
+        double start = 0, dur = 0;
+        while (hi < R && s->members[hi].base == s->members[lo].base) {
+            start = fmax(start, s->ready[s->members[hi].rep]);
+            dur = fmax(dur, s->dur[s->members[hi].rep]);
+            hi++;
+        }
+        for (int k = lo; k < hi; k++) {
+            long at = (long)op * R + s->members[k].rep;
+            r->start[at] = start;
+            r->end[at] = start + dur;
+        }
+        lo = hi;
+    }
+}
+
+static int schedule_op(sched *s, const rt_topology *t, const rt_graph *g, int op, rt_result *r,
+                       FILE *err)
+{
+    int R = s->n_reps;
+    const rt_op *o = &g->ops[op];
+    for (int rep = 0; rep < R; rep++) {
+        const char *why = NULL;
+        long at = (long)op * R + rep;
+        s->ready[rep] = ready_time(s, g, r, op, rep);
+        int rc = o->type == RT_OP_KERNEL
+                     ? kernel_time(t, o, rt_graph_cost(g, op, rep), &s->dur[rep], &why)
+                     : collective_time(s, t, g, op, rep, &s->dur[rep], &r->algo[at], &why);
+        if (rc < 0) {
+            op_error(err, g, op, rep, why);
+            return -1;
+        }
+        r->start[at] = s->ready[rep];
+        r->end[at] = s->ready[rep] + s->dur[rep];
+    }
+    if (o->type == RT_OP_COLLECTIVE) sync_groups(s, g, op, r);
+    for (int rep = 0; rep < R; rep++)
+        s->queue_free[rep * RT_STREAM_COUNT + o->stream] = r->end[(long)op * R + rep];
+    return 0;
+}
+
+static int check_inputs(const rt_topology *t, const rt_graph *g, FILE *err)
+{
+    const char *bad = NULL;
+    if (t->nodes < 1 || t->node.devices < 1)
+        bad = "topology needs at least one node of at least one device";
+    else if (g->world != rt_topology_ranks(t))
+        bad = "graph world size differs from nodes x devices of the topology";
+    else if (!(t->device.hbm_bw > 0) || !(t->device.eff_hbm > 0) || !(t->device.eff_flops > 0))
+        bad = "device hbm_bw and efficiencies must be > 0";
+    else if (g->n_reps < 1)
+        bad = "graph has no representative ranks";
+    for (int rep = 0; !bad && rep < g->n_reps; rep++)
+        if (g->rep_rank[rep] < 0 || g->rep_rank[rep] >= g->world)
+            bad = "a representative rank is outside the world";
+    for (int op = 0; !bad && op < g->n_ops; op++)
+        if ((unsigned)g->ops[op].stream >= RT_STREAM_COUNT) bad = "an op has an unknown stream";
+    if (!bad) return 0;
+    fprintf(err, "analytic: %s\n", bad);
+    return -1;
+}
+
+static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    rt_json j;
+    rt_json_init(&j, f, 0);
+    rt_json_begin_object(&j, NULL);
+    rt_json_string(&j, "kernel_model", "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
+    rt_json_number(&j, "eff_flops", t->device.eff_flops);
+    rt_json_number(&j, "eff_hbm", t->device.eff_hbm);
+    rt_json_number(&j, "launch_overhead_s", t->device.launch_overhead);
+    rt_json_string(&j, "collective_model", "alpha-beta per algorithm (sim/collective_model.c)");
+    rt_json_number(&j, "eff_intra", t->coll.eff_intra);
+    rt_json_number(&j, "eff_inter", t->coll.eff_inter);
+    rt_json_number(&j, "base_latency_s", t->coll.base_latency);
+    rt_json_number(&j, "scale_up_latency_s", t->node.scale_up_latency);
+    rt_json_number(&j, "nic_latency_s", t->net.nic_latency);
+    rt_json_number(&j, "switch_latency_s", t->net.switch_latency);
+    rt_json_number(&j, "oversubscription", t->net.oversubscription);
+    rt_json_int(&j, "nodes_per_leaf", rt_coll_nodes_per_leaf(t));
+    rt_json_number(&j, "per_message_cost_s", 0.0);
+    rt_json_begin_object(&j, "policy");
+    rt_json_number(&j, "tree_max_bytes", p->tree_max_bytes);
+    rt_json_number(&j, "nvls_min_bytes", p->nvls_min_bytes);
+    rt_json_end_object(&j);
+    rt_json_end_object(&j);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int analytic_run(const rt_scenario *scn, const rt_graph *g, rt_result *r, FILE *err)
+{
+    const rt_topology *t = &scn->topology;
+    if (check_inputs(t, g, err) < 0) return -1;
+    sched s;
+    if (sched_init(&s, g->n_reps) < 0) {
+        fprintf(err, "analytic: out of memory\n");
+        return -1;
+    }
+    int rc = 0;
+    for (int op = 0; op < g->n_ops && rc == 0; op++) rc = schedule_op(&s, t, g, op, r, err);
+    if (rc == 0) {
+        free(r->settings_json);
+        r->settings_json = settings_json(t, &s.policy);
+        if (!r->settings_json) {
+            fprintf(err, "analytic: out of memory\n");
+            rc = -1;
+        }
+    }
+    sched_free(&s);
+    return rc;
+}
+
+const rt_engine rt_engine_analytic = {
+    .name = "analytic",
+    .description = "closed-form op times (roofline kernels, alpha-beta collectives) and a "
+                   "critical path over streams and group synchronization",
+    .run = analytic_run,
+};

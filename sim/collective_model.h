@@ -1,0 +1,55 @@
+/* Closed-form (alpha-beta) time of one collective as seen by one rank. Mechanism only: which
+ * algorithm to use is decided by collective_policy.h. Every formula and its reasoning is in
+ * collective_model.c. */
+#ifndef RT_COLLECTIVE_MODEL_H
+#define RT_COLLECTIVE_MODEL_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "topology.h"
+
+/* Where the members of one group instance sit in the cluster. */
+typedef struct rt_coll_shape {
+    int size;          /* n: members */
+    int local;         /* members on the node that has the fewest of them (its NICs limit) */
+    int nodes;         /* m: distinct nodes spanned */
+    int leaves;        /* distinct leaf (or rail) switches spanned */
+    double leaf_cross; /* share of node-to-node ring hops that leave a leaf (leaves / nodes) */
+} rt_coll_shape;
+
+/* One collective call on one rank. For alltoallv/sendrecv, send[k]/recv[k] are the bytes to
+ * and from group member k; otherwise `bytes` is the nccl-tests size. */
+typedef struct rt_coll_call {
+    rt_coll_kind kind;
+    rt_coll_algo algo; /* resolved: never RT_ALGO_AUTO */
+    rt_group group;
+    int rank;
+    double bytes;
+    const uint64_t *send;
+    const uint64_t *recv;
+} rt_coll_call;
+
+typedef struct rt_coll_time {
+    double latency_s;  /* base + per-hop latencies */
+    double transfer_s; /* bandwidth term */
+    double total_s;
+} rt_coll_time;
+
+/* Nodes under one leaf switch (one rail switch when rail-optimized). */
+int rt_coll_nodes_per_leaf(const rt_topology *t);
+
+void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_shape *out);
+
+/* 0 when ALGO can run KIND on a group of this shape on T, else -1 with *why set. */
+int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo,
+                       const rt_coll_shape *shape, const char **why);
+
+/* Returns 0 and fills *out, or -1 with *why set (unsupported algorithm, bad arrays). */
+int rt_coll_model_time(const rt_topology *t, const rt_coll_call *call, rt_coll_time *out,
+                       const char **why);
+
+/* nccl-tests bus bandwidth factor: busbw = algbw x factor. */
+double rt_coll_busbw_factor(rt_coll_kind kind, int n);
+
+#endif
