@@ -547,7 +547,7 @@ int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
                 if (pair) {
                     fy_node_pair_set_value(pair, value);
                     fy_node_free(k);
-                } else if (fy_node_mapping_append(map, k, value)) {
+                } else if (fy_node_mapping_append(map, k, value) || remember_set(c, k, index)) {
                     goto out;
                 }
                 if (remember_set(c, value, index)) goto out;
@@ -566,6 +566,8 @@ int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
                 fy_node_pair_set_value(pair, value);
                 fy_node_free(k);
             } else if (fy_node_mapping_append(map, k, value)) {
+                goto out;
+            } else if (remember_set(c, k, index)) { /* a new key is located at its --set too */
                 goto out;
             }
             if (remember_set(c, value, index)) goto out;

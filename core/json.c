@@ -19,7 +19,8 @@ static void newline_indent(rt_json *j)
 {
     if (!j->pretty) return;
     fputc('\n', j->f);
-    for (int i = 0; i < j->depth; i++) fputs("  ", j->f);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
 }
 
 static void write_string(FILE *f, const char *s)
@@ -27,13 +28,27 @@ static void write_string(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\b':
+            fputs("\\b", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(f, "\\u%04x", *p);
@@ -72,10 +87,22 @@ static void close_container(rt_json *j, char c)
     fputc(c, j->f);
 }
 
-void rt_json_begin_object(rt_json *j, const char *key) { open_container(j, key, '{'); }
-void rt_json_end_object(rt_json *j) { close_container(j, '}'); }
-void rt_json_begin_array(rt_json *j, const char *key) { open_container(j, key, '['); }
-void rt_json_end_array(rt_json *j) { close_container(j, ']'); }
+void rt_json_begin_object(rt_json *j, const char *key)
+{
+    open_container(j, key, '{');
+}
+void rt_json_end_object(rt_json *j)
+{
+    close_container(j, '}');
+}
+void rt_json_begin_array(rt_json *j, const char *key)
+{
+    open_container(j, key, '[');
+}
+void rt_json_end_array(rt_json *j)
+{
+    close_container(j, ']');
+}
 
 void rt_json_string(rt_json *j, const char *key, const char *value)
 {
@@ -118,4 +145,7 @@ void rt_json_raw(rt_json *j, const char *key, const char *raw_json)
     fputs(raw_json && *raw_json ? raw_json : "null", j->f);
 }
 
-void rt_json_finish(rt_json *j) { fputc('\n', j->f); }
+void rt_json_finish(rt_json *j)
+{
+    fputc('\n', j->f);
+}

@@ -36,7 +36,10 @@ void rt_result_free(rt_result *r)
     free(r);
 }
 
-static long at(const rt_graph *g, int op, int rep) { return (long)op * g->n_reps + rep; }
+static long at(const rt_graph *g, int op, int rep)
+{
+    return (long)op * g->n_reps + rep;
+}
 
 /* A kernel is memory-bound when its bytes term is at least its FLOPs term of the cost model. */
 static int memory_bound(const rt_topology *t, const rt_op *op, const rt_op_cost *c)
@@ -80,7 +83,8 @@ static double uncovered(const interval *a, int na, const interval *b, int nb)
     int j = 0;
     for (int i = 0; i < na; i++) {
         double lo = a[i].lo, len = a[i].hi - a[i].lo;
-        while (j < nb && b[j].hi <= lo) j++;
+        while (j < nb && b[j].hi <= lo)
+            j++;
         for (int k = j; k < nb && b[k].lo < a[i].hi; k++)
             len -= fmin(b[k].hi, a[i].hi) - fmax(b[k].lo, lo);
         total += len;
@@ -113,7 +117,8 @@ static void time_metrics(rt_result *r)
     double worst = -1;
     for (int rep = 0; rep < g->n_reps; rep++) {
         double last = 0;
-        for (int op = 0; op < g->n_ops; op++) last = fmax(last, r->end[at(g, op, rep)]);
+        for (int op = 0; op < g->n_ops; op++)
+            last = fmax(last, r->end[at(g, op, rep)]);
         if (last > worst) {
             worst = last;
             slowest = rep;
@@ -129,7 +134,8 @@ static void time_metrics(rt_result *r)
 static void phase_metrics(rt_result *r)
 {
     const rt_graph *g = r->graph;
-    for (int p = 0; p < r->n_phases; p++) r->phase_s[p] = 0;
+    for (int p = 0; p < r->n_phases; p++)
+        r->phase_s[p] = 0;
     for (int rep = 0; rep < g->n_reps; rep++) {
         for (int p = 0; p < r->n_phases; p++) {
             double sum = 0;
@@ -230,7 +236,7 @@ void rt_result_print(const rt_result *r, const rt_scenario *s, FILE *out)
     char a[32], b[32];
     const rt_graph *g = r->graph;
     fprintf(out, "%s: %s on %d ranks (engine %s)\n", s && s->name ? s->name : "result",
-             s && s->plan.name ? s->plan.name : "-", g->world, r->engine);
+            s && s->plan.name ? s->plan.name : "-", g->world, r->engine);
     fmt_time(a, sizeof a, r->iteration_time_s);
     fprintf(out, "  iteration time   %s\n", a);
     fprintf(out, "  samples/s        %.4g\n", r->samples_per_s);

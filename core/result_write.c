@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "json.h"
@@ -12,7 +13,10 @@
 
 enum { RT_N_OUTPUTS = 3 };
 
-static int exact_mode(const rt_graph *g) { return g->n_reps == g->world; }
+static int exact_mode(const rt_graph *g)
+{
+    return g->n_reps == g->world;
+}
 
 static void write_scenario(rt_json *j, const rt_result *r, const rt_scenario *s)
 {
@@ -48,7 +52,8 @@ static void write_summary(FILE *f, const rt_result *r, const rt_scenario *s)
     rt_json_number(&j, "exposed_comm_s", r->exposed_comm_s);
     rt_json_number(&j, "peak_hbm_bytes", r->peak_hbm_bytes);
     rt_json_begin_object(&j, "phases");
-    for (int p = 0; p < r->n_phases; p++) rt_json_number(&j, r->graph->phases[p], r->phase_s[p]);
+    for (int p = 0; p < r->n_phases; p++)
+        rt_json_number(&j, r->graph->phases[p], r->phase_s[p]);
     rt_json_end_object(&j);
     rt_json_string(&j, "engine", r->engine);
     rt_json_raw(&j, "settings", r->settings_json);
@@ -129,7 +134,7 @@ static void trace_event(rt_json *j, const rt_result *r, int op, int rep)
     rt_json_string(j, "type", op_type_name(o));
     rt_json_number(j, "flops", c->flops);
     rt_json_number(j, "bytes", c->bytes);
-    if (o->type == RT_OP_COLLECTIVE && r->algo)
+    if (o->type == RT_OP_COLLECTIVE && r->algo && r->algo[k] != RT_ALGO_AUTO)
         rt_json_string(j, "algo", rt_coll_algo_names[r->algo[k]]);
     rt_json_end_object(j);
     rt_json_end_object(j);
@@ -152,7 +157,8 @@ static void write_trace(FILE *f, const rt_result *r)
         trace_metadata(&j, "process_name", pid, 0, name);
         for (int st = 0; st < RT_STREAM_COUNT; st++)
             trace_metadata(&j, "thread_name", pid, st, rt_stream_names[st]);
-        for (int op = 0; op < g->n_ops; op++) trace_event(&j, r, op, rep);
+        for (int op = 0; op < g->n_ops; op++)
+            trace_event(&j, r, op, rep);
     }
     rt_json_end_array(&j);
     rt_json_end_object(&j);
@@ -196,8 +202,20 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
         }
     }
     if (rc < 0) {
-        for (int i = 0; i < opened; i++) rt_atomic_abort(&files[i]);
+        for (int i = 0; i < opened; i++)
+            rt_atomic_abort(&files[i]);
         return -1;
+    }
+    /* The one rename failure that can be foreseen (a directory in the way) must not leave
+     * the other files renamed: check all targets before renaming any. */
+    for (int i = 0; i < RT_N_OUTPUTS; i++) {
+        struct stat st;
+        if (stat(files[i].path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(err, "cannot write '%s': it is a directory\n", files[i].path);
+            for (int k = 0; k < RT_N_OUTPUTS; k++)
+                rt_atomic_abort(&files[k]);
+            return -1;
+        }
     }
     for (int i = 0; i < RT_N_OUTPUTS; i++) {
         if (rt_atomic_rename(&files[i]) < 0) {
@@ -207,4 +225,3 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
     }
     return rc;
 }
-

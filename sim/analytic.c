@@ -61,8 +61,8 @@ static int by_base(const void *a, const void *b)
 static void op_error(FILE *err, const rt_graph *g, int op, int rep, const char *why)
 {
     fprintf(err, "analytic: op %d '%s' (phase %s) on rank %d: %s\n", op,
-            g->ops[op].name ? g->ops[op].name : "?", g->phases[g->ops[op].phase],
-            g->rep_rank[rep], why);
+            g->ops[op].name ? g->ops[op].name : "?", g->phases[g->ops[op].phase], g->rep_rank[rep],
+            why);
 }
 
 /* max(FLOPs / (peak x eff_flops), bytes / (HBM bw x eff_hbm)) + launch overhead. */
@@ -88,8 +88,8 @@ static int kernel_time(const rt_topology *t, const rt_op *op, const rt_op_cost *
     return 0;
 }
 
-static int collective_time(const sched *s, const rt_topology *t, const rt_graph *g, int op,
-                           int rep, double *out, rt_coll_algo *algo, const char **why)
+static int collective_time(const sched *s, const rt_topology *t, const rt_graph *g, int op, int rep,
+                           double *out, rt_coll_algo *algo, const char **why)
 {
     const rt_op *o = &g->ops[op];
     const rt_op_cost *c = rt_graph_cost(g, op, rep);
@@ -200,7 +200,8 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
     rt_json j;
     rt_json_init(&j, f, 0);
     rt_json_begin_object(&j, NULL);
-    rt_json_string(&j, "kernel_model", "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
+    rt_json_string(&j, "kernel_model",
+                   "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
     rt_json_number(&j, "eff_flops", t->device.eff_flops);
     rt_json_number(&j, "eff_hbm", t->device.eff_hbm);
     rt_json_number(&j, "launch_overhead_s", t->device.launch_overhead);
@@ -236,7 +237,8 @@ static int analytic_run(const rt_scenario *scn, const rt_graph *g, rt_result *r,
         return -1;
     }
     int rc = 0;
-    for (int op = 0; op < g->n_ops && rc == 0; op++) rc = schedule_op(&s, t, g, op, r, err);
+    for (int op = 0; op < g->n_ops && rc == 0; op++)
+        rc = schedule_op(&s, t, g, op, r, err);
     if (rc == 0) {
         free(r->settings_json);
         r->settings_json = settings_json(t, &s.policy);

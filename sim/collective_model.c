@@ -63,7 +63,10 @@ void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_sh
     out->leaf_cross = (leaves > 1 && nodes > 0) ? (double)leaves / nodes : 0.0;
 }
 
-static double bw_up(const rt_topology *t) { return t->node.scale_up_bw * t->coll.eff_intra; }
+static double bw_up(const rt_topology *t)
+{
+    return t->node.scale_up_bw * t->coll.eff_intra;
+}
 
 static double bw_net_raw(const rt_topology *t)
 {
@@ -83,14 +86,19 @@ static double lat_net(const rt_topology *t, int cross_leaf)
     return t->net.nic_latency + switches * t->net.switch_latency;
 }
 
-static int nvls_ok(const rt_topology *t) { return t->node.nvls && t->node.scale_up == RT_SCALEUP_NVSWITCH; }
+static int nvls_ok(const rt_topology *t)
+{
+    return t->node.nvls && t->node.scale_up == RT_SCALEUP_NVSWITCH;
+}
 
 int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo,
                        const rt_coll_shape *shape, const char **why)
 {
     int a2a = kind == RT_COLL_ALLTOALLV || kind == RT_COLL_SENDRECV;
     switch (algo) {
-    case RT_ALGO_AUTO: *why = "algorithm not resolved (auto)"; return -1;
+    case RT_ALGO_AUTO:
+        *why = "algorithm not resolved (auto)";
+        return -1;
     case RT_ALGO_DIRECT:
         if (a2a) return 0;
         *why = "direct implements only alltoallv and sendrecv";
@@ -115,7 +123,9 @@ int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo alg
             return -1;
         }
         return 0;
-    default: *why = "unknown algorithm"; return -1;
+    default:
+        *why = "unknown algorithm";
+        return -1;
     }
     *why = "alltoallv and sendrecv only run direct";
     return -1;
@@ -262,10 +272,18 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
         case RT_ALGO_RING:
             ring_time(t, &sh, c->bytes, (c->kind == RT_COLL_ALLREDUCE ? 2 : 1) * (sh.size - 1), o);
             break;
-        case RT_ALGO_TREE: tree_time(t, &sh, c->bytes, o); break;
-        case RT_ALGO_HIERARCHICAL: hier_time(t, &sh, c->bytes, o); break;
-        case RT_ALGO_NVLS: nvls_time(t, &sh, c->kind, c->bytes, o); break;
-        default: direct_time(t, c, o); break;
+        case RT_ALGO_TREE:
+            tree_time(t, &sh, c->bytes, o);
+            break;
+        case RT_ALGO_HIERARCHICAL:
+            hier_time(t, &sh, c->bytes, o);
+            break;
+        case RT_ALGO_NVLS:
+            nvls_time(t, &sh, c->kind, c->bytes, o);
+            break;
+        default:
+            direct_time(t, c, o);
+            break;
         }
     }
     o->latency_s += t->coll.base_latency;
@@ -281,10 +299,13 @@ double rt_coll_busbw_factor(rt_coll_kind kind, int n)
 {
     if (n < 1) return 0.0;
     switch (kind) {
-    case RT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case RT_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
     case RT_COLL_ALLGATHER:
     case RT_COLL_REDUCE_SCATTER:
-    case RT_COLL_ALLTOALLV: return (double)(n - 1) / n;
-    default: return 1.0;
+    case RT_COLL_ALLTOALLV:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
     }
 }

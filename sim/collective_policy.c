@@ -33,15 +33,17 @@ static rt_coll_algo allreduce_choice(const rt_coll_policy *p, const rt_topology 
     return sh->local > 1 ? RT_ALGO_HIERARCHICAL : RT_ALGO_RING;
 }
 
-rt_coll_algo rt_coll_policy_choose(const rt_coll_policy *p, const rt_topology *t,
-                                   rt_coll_kind kind, rt_coll_algo forced,
-                                   const rt_coll_shape *shape, double bytes)
+rt_coll_algo rt_coll_policy_choose(const rt_coll_policy *p, const rt_topology *t, rt_coll_kind kind,
+                                   rt_coll_algo forced, const rt_coll_shape *shape, double bytes)
 {
     if (forced != RT_ALGO_AUTO) return forced;
     switch (kind) {
     case RT_COLL_ALLTOALLV:
-    case RT_COLL_SENDRECV: return RT_ALGO_DIRECT;
-    case RT_COLL_ALLREDUCE: return allreduce_choice(p, t, shape, bytes);
-    default: return RT_ALGO_RING;
+    case RT_COLL_SENDRECV:
+        return RT_ALGO_DIRECT;
+    case RT_COLL_ALLREDUCE:
+        return allreduce_choice(p, t, shape, bytes);
+    default:
+        return RT_ALGO_RING;
     }
 }

@@ -15,8 +15,7 @@ void rt_coll_policy_default(rt_coll_policy *p);
 
 /* The op's algorithm if forced (not AUTO), else the table's choice for KIND of S bytes on a
  * group of this shape. */
-rt_coll_algo rt_coll_policy_choose(const rt_coll_policy *p, const rt_topology *t,
-                                   rt_coll_kind kind, rt_coll_algo forced,
-                                   const rt_coll_shape *shape, double bytes);
+rt_coll_algo rt_coll_policy_choose(const rt_coll_policy *p, const rt_topology *t, rt_coll_kind kind,
+                                   rt_coll_algo forced, const rt_coll_shape *shape, double bytes);
 
 #endif

@@ -75,8 +75,10 @@ static int parse_option(coll_args *a, const char *opt, const char *v)
         return parse_count(opt, v, 4096, &a->gpus);
     } else if (strcmp(opt, "--op") == 0) {
         if ((a->op = index_of(op_names, v)) < 0) {
-            fprintf(stderr, "rectwin collective: --op '%s': allowed: alltoall, allreduce, "
-                            "allgather, reduce_scatter\n", v);
+            fprintf(stderr,
+                    "rectwin collective: --op '%s': allowed: alltoall, allreduce, "
+                    "allgather, reduce_scatter\n",
+                    v);
             return -1;
         }
     } else if (strcmp(opt, "--bytes") == 0) {
@@ -88,8 +90,10 @@ static int parse_option(coll_args *a, const char *opt, const char *v)
         a->engine = v;
     } else if (strcmp(opt, "--algo") == 0) {
         if ((i = index_of(rt_coll_algo_names, v)) < 0) {
-            fprintf(stderr, "rectwin collective: --algo '%s': allowed: auto, ring, tree, "
-                            "hierarchical, nvls, direct\n", v);
+            fprintf(stderr,
+                    "rectwin collective: --algo '%s': allowed: auto, ring, tree, "
+                    "hierarchical, nvls, direct\n",
+                    v);
             return -1;
         }
         a->algo = (rt_coll_algo)i;
@@ -127,9 +131,11 @@ static int parse_args(coll_args *a, int argc, char **argv)
         }
         if (parse_option(a, opt, v) < 0) return -1;
     }
-    const char *missing = !a->topology ? "--topology" : !a->nodes ? "--nodes"
-                          : a->op < 0  ? "--op"
-                          : a->bytes < 0 ? "--bytes" : NULL;
+    const char *missing = !a->topology   ? "--topology"
+                          : !a->nodes    ? "--nodes"
+                          : a->op < 0    ? "--op"
+                          : a->bytes < 0 ? "--bytes"
+                                         : NULL;
     if (missing) {
         fprintf(stderr, "rectwin collective: %s is required (see --help)\n", missing);
         return -1;
@@ -137,26 +143,30 @@ static int parse_args(coll_args *a, int argc, char **argv)
     return 0;
 }
 
-/* A one-op graph: the collective over the whole world, seen by rank 0, which stands for every
- * rank (the call is symmetric). */
+/* A one-op graph: the collective over the whole world. Ranks 0 and world-1 represent it:
+ * they sit under the first and the last leaf, which differ when the last leaf is partly
+ * filled (more of its traffic crosses leaves); the engine gives the call the slower one's
+ * duration, as the whole group waits for it. */
 static rt_graph *one_op_graph(const coll_args *a, int world)
 {
-    int rank0 = 0;
-    double weight = world;
-    rt_graph *g = rt_graph_new(world, 1, &rank0, &weight);
+    int reps[2] = {0, world - 1};
+    int n_reps = world > 1 ? 2 : 1;
+    double weight[2] = {world / (double)n_reps, world / (double)n_reps};
+    rt_graph *g = rt_graph_new(world, n_reps, reps, weight);
     if (!g) return NULL;
     rt_coll_kind kind = op_kinds[a->op];
     rt_group all = {world, 1};
     int op = rt_graph_add_collective(g, "collective", RT_STREAM_COMM, kind, a->algo, all,
                                      op_names[a->op], NULL, 0);
-    rt_op_cost *c = rt_graph_cost(g, op, 0);
-    c->bytes = a->bytes;
-    if (kind == RT_COLL_ALLTOALLV) {
+    for (int rep = 0; rep < n_reps; rep++) {
+        rt_op_cost *c = rt_graph_cost(g, op, rep);
+        c->bytes = a->bytes;
+        if (kind != RT_COLL_ALLTOALLV) continue;
         uint64_t per_peer = (uint64_t)(a->bytes / world);
         c->send = rt_graph_peer_bytes(g, world);
         c->recv = rt_graph_peer_bytes(g, world);
         for (int k = 0; k < world; k++) c->send[k] = c->recv[k] = per_peer;
-        c->recv_bytes = c->bytes;
+        c->bytes = c->recv_bytes = (double)per_peer * world;
     }
     return g;
 }
@@ -168,8 +178,8 @@ static void report(const coll_args *a, const rt_result *r, int world, FILE *out)
     double busbw = algbw * rt_coll_busbw_factor(op_kinds[a->op], world);
     const char *algo = rt_coll_algo_names[r->algo[0]];
     if (!a->json) {
-        fprintf(out, "%s of %.0f bytes over %d ranks (%s, engine %s)\n", op_names[a->op],
-                a->bytes, world, algo, r->engine);
+        fprintf(out, "%s of %.0f bytes over %d ranks (%s, engine %s)\n", op_names[a->op], a->bytes,
+                world, algo, r->engine);
         fprintf(out, "  time_s      %.6e\n  algbw_GBps  %.3f\n  busbw_GBps  %.3f\n", t, algbw,
                 busbw);
         return;
@@ -218,7 +228,8 @@ int rt_cmd_collective(int argc, char **argv)
     const rt_engine *engine = rt_engine_find(a.engine);
     if (!engine) {
         fprintf(stderr, "rectwin collective: --engine '%s': allowed:", a.engine);
-        for (int i = 0; rt_engines[i]; i++) fprintf(stderr, " %s", rt_engines[i]->name);
+        for (int i = 0; rt_engines[i]; i++)
+            fprintf(stderr, " %s", rt_engines[i]->name);
         fputc('\n', stderr);
         return RT_EXIT_USAGE;
     }

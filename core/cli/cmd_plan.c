@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "json.h"
+#include "cli_args.h"
 #include "pipeline.h"
 
 enum { MAX_SETS = 256 };
@@ -158,7 +159,7 @@ int rt_cmd_plan(int argc, char **argv)
         return 2;
     }
     rt_pipeline p;
-    if (rt_pipeline_run(&p, path, sets, n_sets)) {
+    if (rt_pipeline_run(&p, path, sets, n_sets, stderr)) {
         rt_pipeline_free(&p);
         return 1;
     }

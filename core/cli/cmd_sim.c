@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "engines.h"
+#include "cli_args.h"
 #include "pipeline.h"
 #include "result.h"
 
@@ -68,12 +69,12 @@ int rt_cmd_sim(int argc, char **argv)
     rt_pipeline p;
     rt_result *r = NULL;
     int rc = 1;
-    if (rt_pipeline_run(&p, path, sets, n_sets)) goto done;
+    if (rt_pipeline_run(&p, path, sets, n_sets, stderr)) goto done;
     r = rt_result_new(p.graph, engine->name);
     if (!r) goto done;
-    double t0 = rt_cli_now();
+    double t0 = rt_pipeline_now();
     if (engine->run(p.scenario, p.graph, r, stderr)) goto done;
-    double engine_s = rt_cli_now() - t0;
+    double engine_s = rt_pipeline_now() - t0;
     rt_result_finish(r, p.scenario);
     char dir[4096];
     if (out) snprintf(dir, sizeof dir, "%s", out);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The CLI exits non-zero with a file:line:col message on bad input, writes no result files,
+# and documents every command.
+set -euo pipefail
+rectwin=$1
+src=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$rectwin" --help | grep -q 'collective'
+for c in plan sim collective; do "$rectwin" $c --help | grep -q -- '--' ; done
+if "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --out "$out/r" --set topology.nodes=zero 2>"$out/err"; then
+  echo "accepted a bad --set"; exit 1
+fi
+grep -q "^--set:1:.*key 'topology.nodes'" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/r" ] || { echo "a failed run left $out/r behind"; exit 1; }
+printf 'name: x\nmodel: {file: %s/models/dlrm-criteo.yaml}\ntopology: {file: %s/topologies/dgx-h100.yaml, nodes: 1}\nplan: {name: flat, sharding: row_wise}\nworkload: {batch_per_rank: 8}\n' "$src" "$src" >"$out/bad.yaml"
+if "$rectwin" plan "$out/bad.yaml" 2>"$out/err"; then echo "accepted more shards than rows"; exit 1; fi
+grep -q "bad.yaml:4:.*more shards than rows" "$out/err" || { cat "$out/err"; exit 1; }
+if "$rectwin" frobnicate 2>/dev/null; then exit 1; fi
+if "$rectwin" sim 2>/dev/null; then exit 1; fi
+echo "cli errors ok"

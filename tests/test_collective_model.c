@@ -1,0 +1,303 @@
+/* Collective cost model, algorithm policy and `rectwin collective`: hand-computed values. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "collective_model.h"
+#include "collective_policy.h"
+
+#define MiB (1024.0 * 1024.0)
+#define GiB (1024.0 * MiB)
+/* Relative tolerance: the model and the hand formulas differ only by rounding order. */
+#define assert_close(a, b) assert_true(fabs((a) - (b)) <= 1e-12 * fabs(b) + 1e-18)
+
+/* An H100-like node with round numbers: B_up = 450e9 x 0.8 = 360e9 B/s per direction,
+ * B_net = 50e9 x 8 NICs / 8 devices x 0.9 = 45e9 B/s, a_up = 1 us, a_net (same leaf) =
+ * 2 us + 1 us = 3 us, base latency 5 us. Radix 64: 32 nodes per rail switch. */
+static rt_topology topo(int nodes)
+{
+    rt_topology t = {0};
+    t.node.devices = 8;
+    t.node.scale_up = RT_SCALEUP_NVSWITCH;
+    t.node.scale_up_bw = 450e9;
+    t.node.scale_up_latency = 1e-6;
+    t.node.nvls = 1;
+    t.net.nics_per_node = 8;
+    t.net.nic_bw = 50e9;
+    t.net.nic_latency = 2e-6;
+    t.net.rail_optimized = 1;
+    t.net.levels = 1;
+    t.net.radix = 64;
+    t.net.oversubscription = 1.0;
+    t.net.switch_latency = 1e-6;
+    t.coll.eff_intra = 0.8;
+    t.coll.eff_inter = 0.9;
+    t.coll.base_latency = 5e-6;
+    t.nodes = nodes;
+    return t;
+}
+
+static double model(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo, rt_group g,
+                    double bytes, const uint64_t *send, const uint64_t *recv)
+{
+    rt_coll_call c = {kind, algo, g, 0, bytes, send, recv};
+    rt_coll_time out;
+    const char *why = NULL;
+    assert_int_equal(rt_coll_model_time(t, &c, &out, &why), 0);
+    assert_close(out.total_s, out.latency_s + out.transfer_s);
+    return out.total_s;
+}
+
+static void ring_allreduce_one_node(void **state)
+{
+    (void)state;
+    rt_topology t = topo(1);
+    double S = GiB;
+    /* 2(n-1) = 14 steps of S/8 over NVLink, each paying one NVLink hop, plus base latency. */
+    double expect = 2.0 * 7 / 8 * S / 360e9 + 14 * 1e-6 + 5e-6;
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL),
+                 expect);
+    /* busbw = algbw x 2(n-1)/n recovers B_up minus the latency share. */
+    double busbw = S / expect * rt_coll_busbw_factor(RT_COLL_ALLREDUCE, 8);
+    assert_true(busbw < 360e9 && busbw > 0.99 * 360e9);
+}
+
+static void ring_allgather_two_nodes(void **state)
+{
+    (void)state;
+    rt_topology t = topo(2);
+    double S = 16 * MiB, c = S / 16;
+    /* 15 steps; per step NVLink carries 7/8 c, the NIC c/8 at 45e9: the NIC is slower. */
+    double step = fmax(7.0 / 8 * c / 360e9, c / 8 / 45e9);
+    double expect = 15 * step + 15 * 3e-6 + 5e-6;
+    assert_close(model(&t, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, S, NULL, NULL),
+                 expect);
+}
+
+static void tree_and_hierarchical(void **state)
+{
+    (void)state;
+    rt_topology t = topo(4);
+    double S = 256 * MiB;
+    /* Hierarchical over 4 nodes: NVLink 2(g-1)/g S, NIC 2(m-1)/m S/g, overlapped. */
+    double hier = fmax(2.0 * 7 / 8 * S / 360e9, 2.0 * 3 / 4 * (S / 8) / 45e9) + 2 * 7 * 1e-6 +
+                  2 * 3 * 3e-6 + 5e-6;
+    assert_close(
+        model(&t, RT_COLL_ALLREDUCE, RT_ALGO_HIERARCHICAL, (rt_group){32, 1}, S, NULL, NULL), hier);
+    /* Tree: 2S over NVLink and 2S over the node's 8 NICs; depth log2(4) = 2. */
+    double s = MiB;
+    double tree = fmax(2 * s / 360e9, 2 * s / (8 * 45e9)) + 2 * (7 * 1e-6 + 2 * 3e-6) + 5e-6;
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_TREE, (rt_group){32, 1}, s, NULL, NULL),
+                 tree);
+}
+
+static void nvls_allreduce(void **state)
+{
+    (void)state;
+    rt_topology t = topo(1);
+    double S = GiB;
+    double expect = S / 360e9 + 2 * 1e-6 + 5e-6;
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1}, S, NULL, NULL),
+                 expect);
+    assert_true(expect <
+                model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL));
+}
+
+static uint64_t *uniform(int n, uint64_t per_peer)
+{
+    uint64_t *a = malloc(sizeof(uint64_t) * (size_t)n);
+    assert_non_null(a);
+    for (int i = 0; i < n; i++)
+        a[i] = per_peer;
+    return a;
+}
+
+static void alltoallv_intra_vs_inter(void **state)
+{
+    (void)state;
+    double p = MiB;
+    uint64_t *a = uniform(16, (uint64_t)p);
+    rt_topology one = topo(1), two = topo(2);
+    /* One node: 7 peers over NVLink, one hop. */
+    double intra = 7 * p / 360e9 + 1e-6 + 5e-6;
+    assert_close(model(&one, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){8, 1}, 8 * p, a, a),
+                 intra);
+    /* Two nodes: 7 peers on NVLink and 8 on the NIC run concurrently; the NIC dominates. */
+    double inter = fmax(7 * p / 360e9, 8 * p / 45e9) + 3e-6 + 5e-6;
+    assert_close(model(&two, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){16, 1}, 16 * p, a, a),
+                 inter);
+    /* Without arrays the call is nccl-tests' alltoall: S/n per peer, the same time. */
+    assert_close(
+        model(&two, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){16, 1}, 16 * p, NULL, NULL),
+        inter);
+    free(a);
+}
+
+static void alltoall_oversubscription(void **state)
+{
+    (void)state;
+    double p = MiB;
+    uint64_t *a = uniform(32, (uint64_t)p);
+    rt_topology t = topo(4);
+    t.net.radix = 4; /* 2 nodes per rail switch: nodes 2, 3 are under another leaf */
+    /* Rank 0: 7 NVLink peers, 8 peers under its leaf, 16 beyond: latency 2 us + 3 switches. */
+    double lat = 2e-6 + 3e-6 + 5e-6;
+    double flat = fmax(7 * p / 360e9, 24 * p / 45e9) + lat;
+    assert_close(model(&t, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){32, 1}, 32 * p, a, a),
+                 flat);
+    t.net.oversubscription = 2.0;
+    /* The 16 cross-leaf blocks share uplinks of half the capacity: 32 p / 45e9 > 24 p / 45e9. */
+    double over = 16 * p * 2 / 45e9 + lat;
+    double got = model(&t, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){32, 1}, 32 * p, a, a);
+    assert_close(got, over);
+    assert_true(got > flat);
+    /* Three nodes: node 2 is alone under the second leaf, so all 16 of its inter-node blocks
+     * cross the uplinks (32 p / 45e9) while rank 0 sends only 8 of its 16 across. */
+    t.nodes = 3;
+    rt_coll_time o0, o16;
+    const char *why;
+    rt_coll_call c0 = {RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, {24, 1}, 0, 24 * p, a, a};
+    rt_coll_call c16 = c0;
+    c16.rank = 16;
+    assert_int_equal(rt_coll_model_time(&t, &c0, &o0, &why), 0);
+    assert_int_equal(rt_coll_model_time(&t, &c16, &o16, &why), 0);
+    assert_close(o0.transfer_s, 16 * p / 45e9);
+    assert_close(o16.transfer_s, 32 * p / 45e9);
+    free(a);
+}
+
+static void shapes(void **state)
+{
+    (void)state;
+    rt_topology t = topo(4);
+    rt_coll_shape sh;
+    rt_coll_shape_of(&t, (rt_group){4, 8}, 13, &sh); /* rail 5 of 4 nodes */
+    assert_int_equal(sh.size, 4);
+    assert_int_equal(sh.nodes, 4);
+    assert_int_equal(sh.local, 1);
+    assert_int_equal(sh.leaves, 1);
+    rt_coll_shape_of(&t, (rt_group){12, 1}, 0, &sh); /* 8 on node 0, 4 on node 1 */
+    assert_int_equal(sh.nodes, 2);
+    assert_int_equal(sh.local, 4);
+    t.net.radix = 2; /* one node per leaf */
+    rt_coll_shape_of(&t, (rt_group){32, 1}, 0, &sh);
+    assert_int_equal(sh.leaves, 4);
+    assert_close(sh.leaf_cross, 1.0);
+    t.net.rail_optimized = 0;
+    t.net.radix = 64; /* 32 down ports / 8 NICs per node = 4 nodes per leaf */
+    assert_int_equal(rt_coll_nodes_per_leaf(&t), 4);
+}
+
+static rt_coll_algo choose(const rt_topology *t, rt_coll_kind kind, rt_coll_algo forced, rt_group g,
+                           double bytes)
+{
+    rt_coll_policy p;
+    rt_coll_policy_default(&p);
+    rt_coll_shape sh;
+    rt_coll_shape_of(t, g, 0, &sh);
+    return rt_coll_policy_choose(&p, t, kind, forced, &sh, bytes);
+}
+
+static void policy(void **state)
+{
+    (void)state;
+    rt_topology one = topo(1), four = topo(4);
+    rt_group node = {8, 1}, world = {32, 1}, rail = {4, 8};
+    assert_int_equal(choose(&one, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, node, GiB), RT_ALGO_NVLS);
+    assert_int_equal(choose(&one, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, node, 1024), RT_ALGO_RING);
+    one.node.nvls = 0;
+    assert_int_equal(choose(&one, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, node, GiB), RT_ALGO_RING);
+    assert_int_equal(choose(&four, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, world, MiB), RT_ALGO_TREE);
+    assert_int_equal(choose(&four, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, world, GiB),
+                     RT_ALGO_HIERARCHICAL);
+    assert_int_equal(choose(&four, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, rail, GiB), RT_ALGO_RING);
+    assert_int_equal(choose(&four, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, world, GiB), RT_ALGO_DIRECT);
+    assert_int_equal(choose(&four, RT_COLL_ALLGATHER, RT_ALGO_AUTO, world, GiB), RT_ALGO_RING);
+    assert_int_equal(choose(&four, RT_COLL_ALLREDUCE, RT_ALGO_RING, world, GiB), RT_ALGO_RING);
+}
+
+static void unsupported(void **state)
+{
+    (void)state;
+    rt_topology t = topo(2);
+    rt_coll_time out;
+    const char *why = NULL;
+    rt_coll_call c = {RT_COLL_ALLGATHER, RT_ALGO_TREE, {16, 1}, 0, MiB, NULL, NULL};
+    assert_int_equal(rt_coll_model_time(&t, &c, &out, &why), -1);
+    assert_non_null(why);
+    c = (rt_coll_call){RT_COLL_ALLREDUCE, RT_ALGO_NVLS, {16, 1}, 0, MiB, NULL, NULL};
+    assert_int_equal(rt_coll_model_time(&t, &c, &out, &why), -1);
+    c = (rt_coll_call){RT_COLL_ALLTOALLV, RT_ALGO_RING, {16, 1}, 0, MiB, NULL, NULL};
+    assert_int_equal(rt_coll_model_time(&t, &c, &out, &why), -1);
+    t.coll.eff_inter = 0; /* a zero bandwidth is reported, not turned into infinity */
+    c = (rt_coll_call){RT_COLL_ALLREDUCE, RT_ALGO_RING, {16, 1}, 0, MiB, NULL, NULL};
+    assert_int_equal(rt_coll_model_time(&t, &c, &out, &why), -1);
+}
+
+static void busbw_factors(void **state)
+{
+    (void)state;
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLREDUCE, 8), 1.75);
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLGATHER, 8), 0.875);
+    assert_close(rt_coll_busbw_factor(RT_COLL_REDUCE_SCATTER, 4), 0.75);
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLTOALLV, 16), 15.0 / 16);
+}
+
+/* Runs the real rectwin binary with ARGS; returns its exit status. */
+static int cli(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/core/cli/rectwin collective %s >/dev/null 2>&1", RT_BINARY_DIR,
+             args);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void cli_exit_codes(void **state)
+{
+    (void)state;
+    if (access(RT_BINARY_DIR "/core/cli/rectwin", X_OK) != 0) skip();
+    const char *t = "--topology " RT_SOURCE_DIR "/topologies/dgx-h100.yaml --nodes 2 ";
+    char a[512];
+#define RUN(extra) (snprintf(a, sizeof a, "%s%s", t, extra), cli(a))
+    assert_int_equal(RUN("--op allreduce --bytes 1GiB --json"), 0);
+    assert_int_equal(RUN("--op=alltoall --bytes=64MiB --algo direct"), 0);
+    assert_int_equal(cli("--help"), 0);
+    assert_int_equal(RUN("--op broadcast --bytes 1GiB"), 2);
+    assert_int_equal(RUN("--op allreduce --bytes 1GiBs"), 2);
+    assert_int_equal(RUN("--op allreduce --bytes 1GiB --algo fast"), 2);
+    assert_int_equal(RUN("--op allreduce --bytes 1GiB --engine nope"), 2);
+    assert_int_equal(RUN("--op allreduce --bytes 1GiB --frobnicate 1"), 2);
+    assert_int_equal(RUN("--op allreduce"), 2); /* --bytes missing */
+    assert_int_equal(cli("--nodes 0 --op allreduce --bytes 1"), 2);
+    /* A valid option but an impossible combination: an error from the model, status 1. */
+    assert_int_equal(RUN("--op allgather --bytes 1MiB --algo tree"), 1);
+#undef RUN
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ring_allreduce_one_node),
+        cmocka_unit_test(ring_allgather_two_nodes),
+        cmocka_unit_test(tree_and_hierarchical),
+        cmocka_unit_test(nvls_allreduce),
+        cmocka_unit_test(alltoallv_intra_vs_inter),
+        cmocka_unit_test(alltoall_oversubscription),
+        cmocka_unit_test(shapes),
+        cmocka_unit_test(policy),
+        cmocka_unit_test(unsupported),
+        cmocka_unit_test(busbw_factors),
+        cmocka_unit_test(cli_exit_codes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

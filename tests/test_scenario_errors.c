@@ -1,0 +1,298 @@
+/* Every class of user error in a scenario exits through a file:line:col message that names
+ * the key, and never crashes or returns a half-loaded scenario. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model_cost.h"
+#include "plan.h"
+#include "scenario.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/rt_test_scn_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A valid scenario over the tiny test model; BODY_EXTRA lines replace nothing, they are
+ * appended inside the given section by the caller's text. */
+static const char *write_scenario(const char *text)
+{
+    static char path[300];
+    snprintf(path, sizeof path, "%s/s.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+#define MODEL "  file: " RT_SOURCE_DIR "/tests/data/tiny-model.yaml\n"
+#define TOPO "  file: " RT_SOURCE_DIR "/topologies/dgx-h100.yaml\n"
+
+/* Loads TEXT (with SETS), configures its plan, expects failure and a message that contains
+ * every string in EXPECT (NULL-terminated). */
+static void expect_error(const char *text, const char *const *sets, int n_sets, const char *const *expect)
+{
+    const char *path = write_scenario(text);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&buf, &len);
+    rt_scenario *s = rt_scenario_load(path, sets, n_sets, err);
+    int failed = s == NULL;
+    if (s) {
+        const rt_plan *p;
+        void *opts = NULL;
+        failed = rt_model_compute_costs(&s->model, err) || rt_plan_configure(s, &p, &opts);
+        free(opts);
+        rt_scenario_free(s);
+    }
+    fclose(err);
+    if (!failed) fail_msg("expected an error for:\n%s", text);
+    for (int i = 0; expect[i]; i++)
+        if (!strstr(buf, expect[i])) fail_msg("message lacks '%s':\n%s", expect[i], buf);
+    free(buf);
+}
+
+static char loc[400];
+static const char *at(int line, int col)
+{
+    snprintf(loc, sizeof loc, "%s/s.yaml:%d:%d: ", dir, line, col);
+    return loc;
+}
+
+static void valid_scenario_loads(void **state)
+{
+    (void)state;
+    const char *path = write_scenario("name: ok\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                                      "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n");
+    rt_scenario *s = rt_scenario_load(path, NULL, 0, stderr);
+    assert_non_null(s);
+    assert_int_equal(rt_scenario_ranks(s), 16);
+    assert_int_equal(s->model.n_tables, 4);
+    rt_scenario_free(s);
+}
+
+static void unknown_key(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "unknown key 'workload.batch_per_rnak'", "batch_per_rank", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\nplan: {name: flat}\n"
+                 "workload: {batch_per_rank: 16, batch_per_rnak: 3}\n",
+                 NULL, 0, (e[0] = at(8, 32), e));
+}
+
+static void wrong_type(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'workload.batch_per_rank'", "not an integer", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\nplan: {name: flat}\n"
+                 "workload:\n  batch_per_rank: lots\n",
+                 NULL, 0, (e[0] = at(9, 19), e));
+}
+
+static void out_of_range(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'topology.nodes'", "out of range", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 0\nplan: {name: flat}\n"
+                 "workload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(6, 10), e));
+}
+
+static void unknown_unit(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'topology.scale_out.nic_bw'", "unknown unit", "Gbps", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "  scale_out: {nic_bw: 400Gbs}\nplan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 23), e));
+}
+
+static void missing_unit(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "missing unit", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "  scale_out:\n    nic_latency: 2\nplan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(8, 18), e));
+}
+
+static void unknown_enum(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'plan.sharding'", "unknown value 'diagonal'", "row_wise", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, sharding: diagonal}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 30), e));
+}
+
+static void batch_not_divisible(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "not divisible by the 16 ranks", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\nplan: {name: flat}\n"
+                 "workload: {global_batch: 1000}\n",
+                 NULL, 0, (e[0] = at(8, 26), e));
+}
+
+static void more_shards_than_rows(void **state)
+{
+    (void)state;
+    /* 200 nodes x 8 = 1600 row-wise shards of tables with 1000 rows. */
+    const char *e[] = {NULL, "more shards than rows", "table 'a'", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 200\n"
+                 "plan: {name: flat, sharding: row_wise}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 30), e));
+}
+
+static void plan_option_not_in_plan(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "unknown key 'plan.towers'", "allowed here: name, sharding", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, towers: 4}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 20), e));
+}
+
+static void unknown_plan(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "unknown plan 'flatter'", "allowed plans: flat", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flatter}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 14), e));
+}
+
+static void missing_required_key(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'topology.nodes': missing", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "plan: {name: flat}\n"
+                 "workload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(5, 3), e));
+}
+
+static void unsupported_precision(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "dense precision fp8 is not supported by device", NULL};
+    const char *text = "name: x\nmodel:\n  file: " RT_SOURCE_DIR "/tests/data/tiny-model.yaml\n"
+                       "topology:\n  file: " RT_SOURCE_DIR "/topologies/dgx-v100.yaml\n  nodes: 1\n"
+                       "plan: {name: flat, precision: {dense: fp8}}\nworkload: {batch_per_rank: 16}\n";
+    expect_error(text, NULL, 0, (e[0] = at(7, 8), e));
+}
+
+static void yaml_syntax_error(void **state)
+{
+    (void)state;
+    const char *e[] = {"s.yaml:3:1: error: flow sequence without a closing bracket", "not valid YAML", NULL};
+    expect_error("name: x\nmodel: [unclosed\n", NULL, 0, e);
+}
+
+static void missing_model_file(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "cannot open", "cannot load the model file", NULL};
+    expect_error("name: x\nmodel:\n  file: nowhere.yaml\ntopology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(3, 9), e));
+}
+
+static void error_in_model_file_names_that_file(void **state)
+{
+    (void)state;
+    char model[300];
+    snprintf(model, sizeof model, "%s/m.yaml", dir);
+    FILE *f = fopen(model, "w");
+    assert_non_null(f);
+    fputs("name: m\nsource: t\ndense_features: 4\ntables:\n  - {name: a, rows: 10, dim: -8}\n"
+          "layers:\n  - {type: mlp, name: top, sizes: [1]}\n", f);
+    fclose(f);
+    char want[400];
+    snprintf(want, sizeof want, "%s:5:30: key 'tables.0.dim'", model);
+    const char *e[] = {want, "out of range", NULL};
+    expect_error("name: x\nmodel:\n  file: m.yaml\ntopology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, e);
+}
+
+static void set_override_errors(void **state)
+{
+    (void)state;
+    const char *good = "name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                       "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n";
+    const char *bad_type[] = {"workload.seed=1", "topology.nodes=many"};
+    const char *e1[] = {"--set:2:", "key 'topology.nodes'", "not an integer", NULL};
+    expect_error(good, bad_type, 2, e1);
+    const char *no_eq[] = {"topology.nodes"};
+    const char *e2[] = {"--set:1:1:", "not of the form path.to.key=value", NULL};
+    expect_error(good, no_eq, 1, e2);
+    const char *unknown[] = {"workload.bacth=3"};
+    const char *e3[] = {"--set:1:", "unknown key 'workload.bacth'", NULL};
+    expect_error(good, unknown, 1, e3);
+    const char *unit[] = {"topology.scale_out.nic_bw=fast"};
+    const char *e4[] = {"--set:1:", "topology.scale_out.nic_bw", NULL};
+    expect_error(good, unit, 1, e4);
+}
+
+static void set_override_applies(void **state)
+{
+    (void)state;
+    const char *path = write_scenario("name: ok\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                                      "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n");
+    const char *sets[] = {"topology.nodes=64", "topology.scale_out.nic_bw=800Gbps",
+                          "workload.ids={kind: zipf, alpha: 1.2}", "plan.sharding=column_wise"};
+    rt_scenario *s = rt_scenario_load(path, sets, 4, stderr);
+    assert_non_null(s);
+    assert_int_equal(s->topology.nodes, 64);
+    assert_true(s->topology.net.nic_bw == 100e9); /* 800 Gb/s = 100 GB/s */
+    assert_true(s->topology.node.scale_up_bw == 450e9); /* untouched file value */
+    assert_int_equal(s->workload.has_ids, 1);
+    assert_true(s->workload.ids.alpha == 1.2);
+    assert_int_equal(s->plan.sharding, RT_SHARD_COLUMN);
+    rt_scenario_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(valid_scenario_loads),
+        cmocka_unit_test(unknown_key),
+        cmocka_unit_test(wrong_type),
+        cmocka_unit_test(out_of_range),
+        cmocka_unit_test(unknown_unit),
+        cmocka_unit_test(missing_unit),
+        cmocka_unit_test(unknown_enum),
+        cmocka_unit_test(batch_not_divisible),
+        cmocka_unit_test(more_shards_than_rows),
+        cmocka_unit_test(plan_option_not_in_plan),
+        cmocka_unit_test(unknown_plan),
+        cmocka_unit_test(missing_required_key),
+        cmocka_unit_test(unsupported_precision),
+        cmocka_unit_test(yaml_syntax_error),
+        cmocka_unit_test(missing_model_file),
+        cmocka_unit_test(error_in_model_file_names_that_file),
+        cmocka_unit_test(set_override_errors),
+        cmocka_unit_test(set_override_applies),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
