@@ -58,6 +58,8 @@ void rt_graph_free(rt_graph *g)
     if (!g) return;
     for (int i = 0; i < g->n_phases; i++) free(g->phases[i]);
     free(g->phases);
+    for (int i = 0; i < g->n_names; i++) free(g->names[i]);
+    free(g->names);
     free(g->ops);
     free(g->deps);
     free(g->costs);
@@ -81,6 +83,14 @@ int rt_graph_phase(rt_graph *g, const char *name)
     g->phases[g->n_phases] = strdup(name);
     if (!g->phases[g->n_phases]) abort();
     return g->n_phases++;
+}
+
+const char *rt_graph_name(rt_graph *g, const char *name)
+{
+    g->names = grow(g->names, &g->cap_names, g->n_names + 1, sizeof(char *));
+    g->names[g->n_names] = strdup(name);
+    if (!g->names[g->n_names]) abort();
+    return g->names[g->n_names++];
 }
 
 static int add_op(rt_graph *g, const rt_op *proto, const int *deps, int n_deps)

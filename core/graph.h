@@ -95,6 +95,8 @@ typedef struct rt_graph {
     double *peak_hbm_bytes; /* per rep, from the plan's memory accounting */
     double model_flops;     /* useful FLOPs of one iteration, all ranks */
     struct rt_graph_chunk *chunks; /* arena for per-peer arrays */
+    int n_names, cap_names;
+    char **names;           /* op names composed at build time, owned */
 } rt_graph;
 
 rt_graph *rt_graph_new(int world, int n_reps, const int *rep_rank, const double *rep_weight);
@@ -114,6 +116,9 @@ static inline rt_op_cost *rt_graph_cost(const rt_graph *g, int op, int rep)
     return &g->costs[(long)op * g->n_reps + rep];
 }
 static inline const int *rt_graph_deps(const rt_graph *g, int op) { return g->deps + g->ops[op].deps_at; }
+
+/* A copy of NAME owned by the graph, for op names composed at build time. */
+const char *rt_graph_name(rt_graph *g, const char *name);
 
 /* Zeroed per-peer byte array of N entries owned by the graph. */
 uint64_t *rt_graph_peer_bytes(rt_graph *g, int n);

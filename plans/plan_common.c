@@ -20,15 +20,20 @@ static double batch_sum(const rt_scenario *s, const rt_workload *w, int r, rt_po
     return t;
 }
 
-void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, int after, rt_group group, rt_dense_ops *d)
+void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int n_after, rt_group group,
+                       rt_dense_ops *d)
 {
     const rt_model *m = &s->model;
     rt_dtype dt = s->plan.dense_dtype;
-    int prev = after;
+    int prev = -1;
     d->first_fwd = g->n_ops;
-    for (int l = 0; l < m->n_layers; l++)
-        prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
-                                   m->layers[l].name, &prev, 1);
+    for (int l = 0; l < m->n_layers; l++) {
+        /* Layers run in order; the first waits for every embedding the model consumes. */
+        if (l == 0) prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
+                                               m->layers[l].name, after, n_after);
+        else prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
+                                        m->layers[l].name, &prev, 1);
+    }
     d->last_fwd = prev;
     d->loss = prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
     d->first_bwd = g->n_ops;

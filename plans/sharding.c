@@ -27,7 +27,8 @@ static double table_cost(const rt_scenario *s, int t)
     return (ids > 0 ? ids : 1) * tb->dim;
 }
 
-int rt_shard_map_build(const rt_scenario *s, int ranks, rt_shard_map *m)
+int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int n_features,
+                       rt_shard_map *m)
 {
     memset(m, 0, sizeof *m);
     int T = s->model.n_tables;
@@ -35,12 +36,14 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, rt_shard_map *m)
     m->ranks = ranks;
     m->n_tables = T;
     m->col_shards = 1;
+    int n = features ? n_features : T;
     m->load = calloc((size_t)ranks, sizeof(double));
     if (!m->load) return -1;
     if (m->kind == RT_SHARD_ROW) {
-        m->block = malloc(sizeof(uint64_t) * (size_t)T);
+        m->block = calloc((size_t)T, sizeof(uint64_t));
         if (!m->block) return -1;
-        for (int t = 0; t < T; t++) {
+        for (int i = 0; i < n; i++) {
+            int t = features ? features[i] : i;
             m->block[t] = (s->model.tables[t].rows + (uint64_t)ranks - 1) / (uint64_t)ranks;
             double c = table_cost(s, t) / ranks;
             for (int r = 0; r < ranks; r++) m->load[r] += c;
@@ -51,14 +54,18 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, rt_shard_map *m)
         int d0 = s->model.tables[0].dim;
         m->col_shards = s->plan.column_shards ? s->plan.column_shards : (d0 >= 64 ? d0 / 32 : 1);
     }
-    int items = T * m->col_shards;
-    lpt_item *it = malloc(sizeof *it * (size_t)items);
-    m->owner = malloc(sizeof(int) * (size_t)items);
+    int items = n * m->col_shards;
+    lpt_item *it = malloc(sizeof *it * (size_t)(items ? items : 1));
+    m->owner = malloc(sizeof(int) * (size_t)T * (size_t)m->col_shards);
     if (!it || !m->owner) {
         free(it);
         return -1;
     }
-    for (int i = 0; i < items; i++) it[i] = (lpt_item){table_cost(s, i / m->col_shards) / m->col_shards, i};
+    for (int i = 0; i < T * m->col_shards; i++) m->owner[i] = -1;
+    for (int i = 0; i < items; i++) {
+        int t = features ? features[i / m->col_shards] : i / m->col_shards;
+        it[i] = (lpt_item){table_cost(s, t) / m->col_shards, t * m->col_shards + i % m->col_shards};
+    }
     qsort(it, (size_t)items, sizeof *it, by_cost_desc);
     for (int i = 0; i < items; i++) {
         int best = 0;
@@ -83,7 +90,7 @@ int rt_shard_dim(const rt_shard_map *m, const rt_scenario *s, int t, int r)
 {
     int dim = s->model.tables[t].dim;
     switch (m->kind) {
-    case RT_SHARD_ROW: return rt_shard_rows(m, s, t, r) ? dim : 0;
+    case RT_SHARD_ROW: return m->block[t] && rt_shard_rows(m, s, t, r) ? dim : 0;
     case RT_SHARD_COLUMN: {
         int w = 0;
         for (int c = 0; c < m->col_shards; c++)
@@ -98,6 +105,7 @@ uint64_t rt_shard_rows(const rt_shard_map *m, const rt_scenario *s, int t, int r
 {
     uint64_t rows = s->model.tables[t].rows;
     if (m->kind != RT_SHARD_ROW) return rt_shard_dim(m, s, t, r) ? rows : 0;
+    if (!m->block[t]) return 0;
     uint64_t lo = m->block[t] * (uint64_t)r;
     if (lo >= rows) return 0;
     uint64_t hi = lo + m->block[t];

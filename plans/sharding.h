@@ -18,9 +18,11 @@ typedef struct rt_shard_map {
     double *load;      /* per rank: the balancing cost placed on it */
 } rt_shard_map;
 
-/* Builds the placement of S's tables over RANKS ranks. Greedy (longest processing time
- * first) on the expected lookup bytes per sample: mean IDs x dim. */
-int rt_shard_map_build(const rt_scenario *s, int ranks, rt_shard_map *m);
+/* Builds the placement of the tables in FEATURES (all tables when NULL) over RANKS ranks.
+ * Greedy (longest processing time first) on the expected lookup bytes per sample: mean IDs x
+ * dim. Tables outside FEATURES get no owner (-1). */
+int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int n_features,
+                       rt_shard_map *m);
 void rt_shard_map_free(rt_shard_map *m);
 
 /* Width of table T's columns held by rank R (0 when it holds none). */

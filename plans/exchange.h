@@ -1,0 +1,65 @@
+/* One embedding exchange: a set of features sharded over a rank group, as TorchRec does it.
+ * Forward: bucketize, ID AlltoAll, lookup + pool, embedding AlltoAll, layout recovery.
+ * Backward: gradient AlltoAll (mirror of the embedding AlltoAll), fused sparse update on the
+ * owner. flat is one exchange over the world; fused is one per spec group (or per feature);
+ * hsp is one over each replica group. Byte counts come from the sampled IDs.
+ *
+ * Ops are added in three steps so a plan can interleave several exchanges on the in-order
+ * comm stream (all ID AlltoAlls, then all lookups and embedding AlltoAlls, ...). */
+#ifndef RT_EXCHANGE_H
+#define RT_EXCHANGE_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "scenario.h"
+#include "sharding.h"
+#include "workload.h"
+
+typedef struct rt_exchange {
+    /* Configuration, set by the plan. */
+    const char *tag;     /* appended to op names ("" for one exchange); static storage */
+    int n_features;
+    const int *features; /* table indices (borrowed) */
+    rt_group group;      /* the ranks the tables are sharded over */
+    const rt_shard_map *shards; /* placement over group indices 0..group.size-1 (borrowed) */
+
+    /* Traffic, per representative and group index q: what the rep sends to member q. */
+    int G, R;
+    uint64_t *n_ids;       /* IDs routed */
+    uint64_t *seq_back;    /* sequence-embedding bytes member q returns */
+    double *row_bytes;     /* table bytes member q reads for them */
+    double *upd_bytes;     /* table + optimizer-state bytes member q updates */
+    uint64_t *lens_to;     /* [q] KJT length bytes every sender sends to member q */
+    uint64_t *pooled_out;  /* [q] pooled-embedding bytes member q returns to every requester */
+
+    /* Op ids, filled by the add functions. */
+    int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
+} rt_exchange;
+
+/* Routes every representative's IDs of the exchange's features. Returns 0 or -1 (out of
+ * memory, message on ERR). */
+int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w, FILE *err);
+void rt_exchange_free(rt_exchange *x);
+
+/* Adds bucketize + ID AlltoAll; AFTER (may be -1) orders the bucketize. */
+void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after);
+/* Adds lookup + embedding AlltoAll + recovery. */
+void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s);
+/* Adds the gradient AlltoAll (after op AFTER, usually the last dense backward) + update. */
+void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after);
+
+/* Fills the exchange's op costs on representative R. */
+void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w, int r);
+
+/* HBM the exchange needs on representative R's rank: its table shards with optimizer state,
+ * and the AlltoAll buffers (IDs, embeddings, gradients). Call after rt_exchange_fill. */
+double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r, int rank);
+
+/* The representative whose sample stands for rank P (P itself in exact mode). */
+static inline int rt_exchange_rep_of(const rt_workload *w, int p)
+{
+    return w->exact ? p : (int)((long)p * w->n_reps / w->world);
+}
+
+#endif
