@@ -5,7 +5,7 @@
 
 const char *const rt_stream_names[] = {"compute", "comm", "copy", NULL};
 const char *const rt_kernel_kind_names[] = {"bucketize",    "unique",     "lookup",
-                                            "unpermute",    "dense_fwd",  "dense_bwd",
+                                            "unpermute",    "peer_permute", "shuffle", "dense_fwd",  "dense_bwd",
                                             "loss",         "sparse_update", "dense_update",
                                             "h2d",          NULL};
 const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scatter", "allgather",

@@ -19,7 +19,9 @@ typedef enum {
     RT_K_BUCKETIZE,     /* route IDs to owners */
     RT_K_UNIQUE,
     RT_K_LOOKUP,        /* gather + pool */
-    RT_K_UNPERMUTE,     /* recovery gather / layout shuffle */
+    RT_K_UNPERMUTE,     /* recovery gather back into the model's (sample, feature) layout */
+    RT_K_PEER_PERMUTE,  /* SPTT step (c): reorder rows into peer order */
+    RT_K_SHUFFLE,       /* SPTT step (e): (features, peers) -> (peers, features) */
     RT_K_DENSE_FWD,
     RT_K_DENSE_BWD,
     RT_K_LOSS,

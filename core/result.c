@@ -32,6 +32,7 @@ void rt_result_free(rt_result *r)
     free(r->end);
     free(r->algo);
     free(r->settings_json);
+    free(r->links_csv);
     free(r->phase_s);
     free(r);
 }

@@ -13,6 +13,7 @@ typedef struct rt_result {
     rt_coll_algo *algo; /* [op * n_reps + rep]: algorithm a collective ran; AUTO for kernels */
     char engine[32];
     char *settings_json; /* engine settings as a JSON object text (owned), may be NULL */
+    char *links_csv;     /* engine's link report, CSV text (owned), may be NULL: links.csv */
 
     /* Derived by rt_result_finish(). */
     double iteration_time_s;
@@ -33,7 +34,8 @@ void rt_result_free(rt_result *r);
 /* Computes the derived metrics from start/end and the scenario. */
 void rt_result_finish(rt_result *r, const rt_scenario *s);
 
-/* Writes DIR/summary.json, DIR/ops.csv, DIR/trace.json (creating DIR), each through a
+/* Writes DIR/summary.json, DIR/ops.csv, DIR/trace.json and, when the engine made one,
+ * DIR/links.csv (creating DIR), each through a
  * temporary file renamed into place. Returns 0 or -1 with a message on ERR. */
 int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err);
 

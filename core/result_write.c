@@ -11,7 +11,7 @@
 #include "json.h"
 #include "result.h"
 
-enum { RT_N_OUTPUTS = 3 };
+enum { RT_N_OUTPUTS = 4 }; /* summary, ops, trace, and links.csv when the engine made one */
 
 static int exact_mode(const rt_graph *g)
 {
@@ -51,6 +51,8 @@ static void write_summary(FILE *f, const rt_result *r, const rt_scenario *s)
     rt_json_number(&j, "comm_time_s", r->comm_time_s);
     rt_json_number(&j, "exposed_comm_s", r->exposed_comm_s);
     rt_json_number(&j, "peak_hbm_bytes", r->peak_hbm_bytes);
+    rt_json_number(&j, "hbm_capacity_bytes", s ? s->topology.device.hbm_bytes : 0);
+    rt_json_bool(&j, "hbm_fits", s && r->peak_hbm_bytes <= s->topology.device.hbm_bytes);
     rt_json_begin_object(&j, "phases");
     for (int p = 0; p < r->n_phases; p++)
         rt_json_number(&j, r->graph->phases[p], r->phase_s[p]);
@@ -175,14 +177,16 @@ static char *join(const char *dir, const char *name)
 
 int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err)
 {
-    static const char *const names[RT_N_OUTPUTS] = {"summary.json", "ops.csv", "trace.json"};
+    static const char *const names[RT_N_OUTPUTS] = {"summary.json", "ops.csv", "trace.json",
+                                                            "links.csv"};
+    int n_out = r->links_csv ? RT_N_OUTPUTS : RT_N_OUTPUTS - 1;
     rt_atomic_file files[RT_N_OUTPUTS] = {{0}};
     if (rt_mkdir_p(dir) < 0) {
         fprintf(err, "cannot create directory '%s': %s\n", dir, strerror(errno));
         return -1;
     }
     int opened = 0, rc = 0;
-    for (; opened < RT_N_OUTPUTS && rc == 0; opened++) {
+    for (; opened < n_out && rc == 0; opened++) {
         char *path = join(dir, names[opened]);
         rc = path ? rt_atomic_open(&files[opened], path) : -1;
         if (rc < 0) fprintf(err, "cannot write '%s': %s\n", path ? path : dir, strerror(errno));
@@ -193,9 +197,10 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
         write_summary(files[0].f, r, s);
         write_ops_csv(files[1].f, r);
         write_trace(files[2].f, r);
+        if (r->links_csv) fputs(r->links_csv, files[3].f);
     }
     int closed = 0;
-    for (; rc == 0 && closed < RT_N_OUTPUTS; closed++) {
+    for (; rc == 0 && closed < n_out; closed++) {
         if (rt_atomic_close(&files[closed]) < 0) {
             fprintf(err, "cannot write '%s/%s' (disk full?)\n", dir, names[closed]);
             rc = -1;
@@ -208,16 +213,16 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
     }
     /* The one rename failure that can be foreseen (a directory in the way) must not leave
      * the other files renamed: check all targets before renaming any. */
-    for (int i = 0; i < RT_N_OUTPUTS; i++) {
+    for (int i = 0; i < n_out; i++) {
         struct stat st;
         if (stat(files[i].path, &st) == 0 && S_ISDIR(st.st_mode)) {
             fprintf(err, "cannot write '%s': it is a directory\n", files[i].path);
-            for (int k = 0; k < RT_N_OUTPUTS; k++)
+            for (int k = 0; k < n_out; k++)
                 rt_atomic_abort(&files[k]);
             return -1;
         }
     }
-    for (int i = 0; i < RT_N_OUTPUTS; i++) {
+    for (int i = 0; i < n_out; i++) {
         if (rt_atomic_rename(&files[i]) < 0) {
             fprintf(err, "cannot rename into '%s/%s': %s\n", dir, names[i], strerror(errno));
             rc = -1;

@@ -10,6 +10,9 @@
 const char *const rt_sharding_names[] = {"table_wise", "row_wise", "column_wise", NULL};
 const char *const rt_workload_mode_names[] = {"auto", "exact", "statistical", NULL};
 const char *const rt_allreduce_names[] = {"auto", "ring", "tree", "hierarchical", "nvls", NULL};
+const char *const rt_overlap_names[] = {"sync", "pipeline", "semi_async", NULL};
+const char *const rt_balance_names[] = {"none", "dynamic_batching", "token_realloc", NULL};
+const char *const rt_memory_policy_names[] = {"refuse", "warn", NULL};
 
 static const char *const scenario_keys[] = {"name", "description", "model", "topology", "plan",
                                             "workload", NULL};
@@ -146,6 +149,8 @@ static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int
     return 0;
 }
 
+static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc);
+
 static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, const rt_model *m)
 {
     int ok = 1, e;
@@ -175,6 +180,23 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
     e = RT_AR_AUTO;
     if (rt_cfg_get_enum(c, p, "dense_allreduce", 0, rt_allreduce_names, &e) < 0) return -1;
     pc->dense_allreduce = (rt_allreduce_algo)e;
+    return parse_plan_schedule(c, p, pc);
+}
+
+/* The keys that shape how iterations run, common to every plan. */
+static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
+{
+    int ov = RT_OVERLAP_SYNC, bal = RT_BALANCE_NONE, mem = RT_MEMORY_REFUSE;
+    int64_t target = 0;
+    if (rt_cfg_get_enum(c, p, "overlap", 0, rt_overlap_names, &ov) < 0 ||
+        rt_cfg_get_enum(c, p, "balance", 0, rt_balance_names, &bal) < 0 ||
+        rt_cfg_get_int(c, p, "token_target", 0, 0, INT64_MAX, &target) < 0 ||
+        rt_cfg_get_enum(c, p, "memory", 0, rt_memory_policy_names, &mem) < 0)
+        return -1;
+    pc->overlap = (rt_overlap)ov;
+    pc->balance = (rt_balance)bal;
+    pc->token_target = target;
+    pc->memory = (rt_memory_policy)mem;
     pc->node = p;
     pc->cfg = c;
     return 0;
@@ -184,7 +206,6 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
 static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
 {
     struct fy_node *plan = fy_node_mapping_lookup_by_string(root, "plan", FY_NT);
-    int ranks = rt_scenario_ranks(s);
     const rt_plan_cfg *p = &s->plan;
     if (s->topology.device.peak_flops[p->dense_dtype] <= 0) {
         rt_cfg_error(c, plan, "dense precision %s is not supported by device %s (no peak_flops.%s)",
@@ -194,13 +215,6 @@ static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
     }
     for (int i = 0; i < s->model.n_tables; i++) {
         const rt_table *t = &s->model.tables[i];
-        if (p->sharding == RT_SHARD_ROW && t->rows < (uint64_t)ranks) {
-            rt_cfg_error(c, fy_node_mapping_lookup_by_string(plan, "sharding", FY_NT),
-                         "row_wise over %d ranks, but table '%s' has only %llu rows "
-                         "(more shards than rows); allowed: table_wise or column_wise, or fewer ranks",
-                         ranks, t->name, (unsigned long long)t->rows);
-            return -1;
-        }
         if (p->sharding == RT_SHARD_COLUMN) {
             int shards = p->column_shards ? p->column_shards : (t->dim >= 64 ? t->dim / 32 : 1);
             if (shards > t->dim || t->dim % shards) {
@@ -215,6 +229,19 @@ static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
             rt_cfg_error(c, root, "table '%s' is a sequence feature but model.seq_len is 0", t->name);
             return -1;
         }
+    }
+    if (p->balance != RT_BALANCE_NONE && !s->model.seq_len) {
+        rt_cfg_error(c, fy_node_mapping_lookup_by_string(plan, "balance", FY_NT),
+                     "%s balances jagged sequences, but model '%s' has none (seq_len 0); "
+                     "allowed: none",
+                     rt_balance_names[p->balance], s->model.name);
+        return -1;
+    }
+    if (p->token_target && p->balance != RT_BALANCE_DYNAMIC_BATCHING) {
+        rt_cfg_error(c, fy_node_mapping_lookup_by_string(plan, "token_target", FY_NT),
+                     "token_target is the per-rank target of balance: dynamic_batching; allowed "
+                     "only with it");
+        return -1;
     }
     return 0;
 }

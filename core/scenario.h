@@ -22,6 +22,18 @@ typedef enum {
     RT_AR_NVLS,
     RT_AR_COUNT
 } rt_allreduce_algo;
+/* How consecutive iterations overlap (plans/overlap.c): none, MTGRBoost's copy/dispatch/compute
+ * pipeline, or TurboGR's semi-async sparse forward (staleness 1). */
+typedef enum { RT_OVERLAP_SYNC, RT_OVERLAP_PIPELINE, RT_OVERLAP_SEMI_ASYNC, RT_OVERLAP_COUNT } rt_overlap;
+/* Sequence balancing of jagged batches across ranks (plans/balance.c). */
+typedef enum {
+    RT_BALANCE_NONE,
+    RT_BALANCE_DYNAMIC_BATCHING,
+    RT_BALANCE_TOKEN_REALLOC,
+    RT_BALANCE_COUNT
+} rt_balance;
+/* What to do with a plan whose per-device HBM exceeds the device (plans/memory.c). */
+typedef enum { RT_MEMORY_REFUSE, RT_MEMORY_WARN, RT_MEMORY_COUNT } rt_memory_policy;
 
 /* Plan keys common to every plan. Plan-specific keys stay in `node` and are parsed and
  * validated by the plan itself (plans/plan.h). */
@@ -33,6 +45,10 @@ typedef struct rt_plan_cfg {
     rt_dtype embedding_dtype;   /* table storage */
     rt_dtype comm_dtype;        /* embedding and gradient AlltoAll payload */
     rt_allreduce_algo dense_allreduce;
+    rt_overlap overlap;
+    rt_balance balance;
+    int64_t token_target;       /* balance: tokens per rank (0 = the mean over ranks) */
+    rt_memory_policy memory;
     struct fy_node *node;       /* the plan mapping, for plan-specific keys */
     struct rt_cfg *cfg;         /* the document that node belongs to */
 } rt_plan_cfg;
@@ -75,5 +91,8 @@ static inline int rt_scenario_ranks(const rt_scenario *s) { return rt_topology_r
 extern const char *const rt_sharding_names[];
 extern const char *const rt_workload_mode_names[];
 extern const char *const rt_allreduce_names[];
+extern const char *const rt_overlap_names[];
+extern const char *const rt_balance_names[];
+extern const char *const rt_memory_policy_names[];
 
 #endif

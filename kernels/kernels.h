@@ -124,8 +124,15 @@ rt_kstatus rt_kcpu_recover(const float *recv, int64_t recv_rows, int64_t dim, co
 
 typedef enum { RT_KBUCKET_MOD, RT_KBUCKET_HASH } rt_kbucket_fn;
 
+/* Inline helpers below also compile as CUDA device code. */
+#ifdef __CUDACC__
+#define RT_KHD __host__ __device__
+#else
+#define RT_KHD
+#endif
+
 /* The mixing function used for hash routing and the hash table (splitmix64 finalizer). */
-static inline uint64_t rt_kmix64(uint64_t x)
+static inline RT_KHD uint64_t rt_kmix64(uint64_t x)
 {
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ULL;
@@ -166,11 +173,11 @@ rt_kstatus rt_kcpu_sptt_shuffle(const void *in, size_t row_bytes, int64_t featur
 int rt_kmerge_bits(int64_t ntables);
 /* Returns RT_K_ERANGE when table or any id does not fit its field. */
 rt_kstatus rt_kmerge_encode(const int64_t *ids, int64_t n, int64_t table, int bits, int64_t *out);
-static inline int64_t rt_kmerge_table(int64_t merged, int bits)
+static inline RT_KHD int64_t rt_kmerge_table(int64_t merged, int bits)
 {
     return (int64_t)((uint64_t)merged >> (63 - bits));
 }
-static inline int64_t rt_kmerge_local(int64_t merged, int bits)
+static inline RT_KHD int64_t rt_kmerge_local(int64_t merged, int bits)
 {
     return (int64_t)((uint64_t)merged & ((UINT64_C(1) << (63 - bits)) - 1));
 }
@@ -223,8 +230,7 @@ rt_kstatus rt_khash_evict(rt_khash *h, rt_kevict policy, int64_t max_evict, int6
                           int64_t *n_evicted);
 /* The dim floats of a row returned by find / insert; NULL for a row that is not live. */
 float *rt_khash_row(rt_khash *h, int64_t row);
-rt_kstatus rt_khash_counters(const rt_khash *h, int64_t row, int64_t *last_access,
-                             int64_t *count);
+rt_kstatus rt_khash_counters(const rt_khash *h, int64_t row, int64_t *last_access, int64_t *count);
 /* Gathers rows (n x dim) for keys through the table; a missing key is RT_K_ERANGE. */
 rt_kstatus rt_khash_gather(rt_khash *h, const int64_t *keys, int64_t n, float *out);
 
@@ -261,8 +267,8 @@ rt_kstatus rt_kcpu_dcn_cross_fwd(const float *x0, const float *xl, int64_t batch
 /* dx0 and dxl are written separately (the first layer, x0 == xl, sums them). */
 rt_kstatus rt_kcpu_dcn_cross_bwd(const float *x0, const float *xl, const float *p, const float *q,
                                  const float *dy, int64_t batch, int64_t d, int64_t r,
-                                 const float *u, const float *v, float *dx0, float *dxl,
-                                 float *du, float *dv, float *dbias);
+                                 const float *u, const float *v, float *dx0, float *dxl, float *du,
+                                 float *dv, float *dbias);
 
 /* Jagged (total x d) to dense (nseg x max_len x d): longer segments are truncated, missing
  * positions filled with pad. dense_to_jagged is its inverse (and its backward, with pad 0):

@@ -3,46 +3,86 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void rt_exchange_free(rt_exchange *x)
 {
     free(x->n_ids), free(x->seq_back), free(x->row_bytes), free(x->upd_bytes);
     free(x->lens_to), free(x->pooled_out);
-    x->n_ids = x->seq_back = x->lens_to = x->pooled_out = NULL;
-    x->row_bytes = x->upd_bytes = NULL;
+    free(x->uniq1), free(x->recv_ids), free(x->uniq2), free(x->rows_in), free(x->upd_in);
+    x->n_ids = x->seq_back = x->lens_to = x->pooled_out = x->uniq1 = x->recv_ids = NULL;
+    x->row_bytes = x->upd_bytes = x->uniq2 = x->rows_in = x->upd_in = NULL;
 }
 
-/* Adds the IDs of table F in FB, sent by rep R, to the traffic they cause. */
-static void route_feature(rt_exchange *x, const rt_scenario *s, int f, const rt_feature_batch *fb, int r)
+static const rt_id_spec *id_spec(const rt_scenario *s, int f)
+{
+    return s->workload.has_ids ? &s->workload.ids : &s->model.tables[f].ids;
+}
+
+/* Row-wise owner of ID of table F: its row block, or FusedRec's hash(ID) mod group size. */
+static long row_owner(const rt_exchange *x, int f, uint64_t id)
+{
+    if (x->hash_rows) return (long)(rt_dedup_hash(id) % (uint64_t)x->G);
+    return (long)(id / x->shards->block[f]);
+}
+
+/* Per-destination counts of the IDs of feature F that rep sends: every ID, or with stage 1
+ * every distinct ID once. SCRATCH holds FB->n_ids IDs. Returns the distinct count (the raw
+ * count without stage 1); row-wise counts land in CNT[q], table- and column-wise need none. */
+static uint64_t count_sent(const rt_exchange *x, int f, const rt_feature_batch *fb, uint64_t *scratch,
+                           uint64_t *cnt)
+{
+    int rows = x->shards->kind == RT_SHARD_ROW;
+    if (!rt_dedup_stage1(x->dedup)) {
+        if (rows)
+            for (uint64_t i = 0; i < fb->n_ids; i++) cnt[row_owner(x, f, fb->ids[i])]++;
+        return fb->n_ids;
+    }
+    memcpy(scratch, fb->ids, sizeof(uint64_t) * (size_t)fb->n_ids);
+    uint64_t u = rt_dedup_count_sorted(scratch, fb->n_ids);
+    if (rows)
+        for (uint64_t i = 0; i < fb->n_ids; i++)
+            if (i == 0 || scratch[i] != scratch[i - 1]) cnt[row_owner(x, f, scratch[i])]++;
+    return u;
+}
+
+/* Adds the IDs of the I-th feature in FB, sent by rep R, to the traffic they cause. SENT, when
+ * not NULL, receives the IDs sent to each group index. */
+static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_feature_batch *fb, int r,
+                          uint64_t *scratch, uint64_t *cnt, uint32_t *sent)
 {
     const rt_shard_map *sm = x->shards;
+    int f = x->features[i];
     const rt_table *tb = &s->model.tables[f];
     long base = (long)r * x->G;
+    int per_row = tb->sequence || rt_dedup_stage1(x->dedup); /* one returned row per sent ID */
     double tbytes = (double)rt_dtype_bytes(s->plan.embedding_dtype);
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
     double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2; /* read + write */
+    memset(cnt, 0, sizeof(uint64_t) * (size_t)x->G);
+    uint64_t u = count_sent(x, f, fb, scratch, cnt);
+    x->uniq1[(long)r * x->n_features + i] = u;
     if (sm->kind == RT_SHARD_ROW) {
         double row = tb->dim * tbytes;
         double upd = tb->dim * (2 * tbytes + cb) + state;
-        uint64_t back = tb->sequence ? (uint64_t)(tb->dim * cb) : 0;
-        for (uint64_t i = 0; i < fb->n_ids; i++) {
-            long q = base + (long)(fb->ids[i] / sm->block[f]);
-            x->n_ids[q]++;
-            x->row_bytes[q] += row;
-            x->upd_bytes[q] += upd;
-            x->seq_back[q] += back;
+        uint64_t back = per_row ? (uint64_t)(tb->dim * cb) : 0;
+        for (int q = 0; q < x->G; q++) {
+            x->n_ids[base + q] += cnt[q];
+            x->row_bytes[base + q] += (double)cnt[q] * row;
+            x->upd_bytes[base + q] += (double)cnt[q] * upd;
+            x->seq_back[base + q] += cnt[q] * back;
+            if (sent) sent[q] += (uint32_t)cnt[q];
         }
         return;
     }
     /* Table-wise and column-wise: every ID of the feature goes to each shard's owner. */
     int width = tb->dim / sm->col_shards;
-    double n = (double)fb->n_ids;
+    double n = (double)u;
     for (int c = 0; c < sm->col_shards; c++) {
         long q = base + sm->owner[f * sm->col_shards + c];
-        x->n_ids[q] += fb->n_ids;
+        x->n_ids[q] += u;
         x->row_bytes[q] += n * width * tbytes;
         x->upd_bytes[q] += n * (width * (2 * tbytes + cb) + state / sm->col_shards);
-        if (tb->sequence) x->seq_back[q] += fb->n_ids * (uint64_t)(width * cb);
+        if (per_row) x->seq_back[q] += u * (uint64_t)(width * cb);
+        if (sent) sent[q - base] += (uint32_t)u;
     }
 }
 
@@ -50,40 +90,189 @@ static void per_owner_constants(rt_exchange *x, const rt_scenario *s)
 {
     uint64_t b = (uint64_t)s->workload.batch_per_rank;
     size_t cb = rt_dtype_bytes(s->plan.comm_dtype);
+    int dedup = rt_dedup_stage1(x->dedup);
     for (int q = 0; q < x->G; q++)
         for (int i = 0; i < x->n_features; i++) {
             int f = x->features[i];
             int w = rt_shard_dim(x->shards, s, f, q);
             if (!w) continue;
-            /* KJT lengths: one uint32 per sample for every feature shard q serves. */
+            /* KJT lengths: one uint32 per sample for every feature shard q serves; deduplicated
+             * IDs need only one count per feature shard (the sender keeps the lengths). */
             int shard_w = x->shards->kind == RT_SHARD_COLUMN ? s->model.tables[f].dim / x->shards->col_shards
                                                              : w;
-            x->lens_to[q] += b * 4 * (uint64_t)(w / shard_w);
-            if (!s->model.tables[f].sequence) x->pooled_out[q] += b * (uint64_t)w * cb;
+            x->lens_to[q] += (dedup ? 4 : b * 4) * (uint64_t)(w / shard_w);
+            if (!s->model.tables[f].sequence && !dedup) x->pooled_out[q] += b * (uint64_t)w * cb;
         }
+}
+
+/* Group indices holding a shard of table F, each once; returns how many. */
+static int shard_owners(const rt_exchange *x, int f, int *out)
+{
+    const rt_shard_map *sm = x->shards;
+    int n = 0;
+    for (int c = 0; c < sm->col_shards; c++) {
+        int q = sm->owner[f * sm->col_shards + c], seen = 0;
+        for (int j = 0; j < n; j++) seen |= out[j] == q;
+        if (!seen) out[n++] = q;
+    }
+    return n;
+}
+
+/* Exact stage-2 counts (every rank sampled): the distinct IDs of the I-th feature that reach
+ * each owner from all members of its group instance. */
+static int exact_owner_unique(rt_exchange *x, const rt_workload *w, int i)
+{
+    int f = x->features[i], W = w->world, rows = x->shards->kind == RT_SHARD_ROW;
+    int *owners = malloc(sizeof(int) * (size_t)x->shards->col_shards);
+    uint64_t *cnt = calloc((size_t)W + 1, sizeof(uint64_t));
+    if (!owners || !cnt) goto oom;
+    int n_own = rows ? 0 : shard_owners(x, f, owners);
+    for (int p = 0; p < W; p++) {
+        const rt_feature_batch *fb = rt_workload_batch(w, p, f);
+        if (!rows)
+            for (int j = 0; j < n_own; j++) cnt[rt_group_member(x->group, p, owners[j])] += fb->n_ids;
+        else
+            for (uint64_t k = 0; k < fb->n_ids; k++)
+                cnt[rt_group_member(x->group, p, (int)row_owner(x, f, fb->ids[k]))]++;
+    }
+    uint64_t total = 0;
+    for (int rr = 0; rr <= W; rr++) {
+        uint64_t c = cnt[rr];
+        cnt[rr] = total; /* now the start of receiver rr's slice */
+        total += c;
+    }
+    uint64_t *buf = malloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
+    uint64_t *fill = malloc(sizeof(uint64_t) * (size_t)W);
+    if (!buf || !fill) {
+        free(buf), free(fill);
+        goto oom;
+    }
+    memcpy(fill, cnt, sizeof(uint64_t) * (size_t)W);
+    for (int p = 0; p < W; p++) {
+        const rt_feature_batch *fb = rt_workload_batch(w, p, f);
+        for (uint64_t k = 0; k < fb->n_ids; k++) {
+            if (rows) {
+                buf[fill[rt_group_member(x->group, p, (int)row_owner(x, f, fb->ids[k]))]++] = fb->ids[k];
+                continue;
+            }
+            for (int j = 0; j < n_own; j++) buf[fill[rt_group_member(x->group, p, owners[j])]++] = fb->ids[k];
+        }
+    }
+    for (int rr = 0; rr < W; rr++)
+        x->uniq2[(long)rr * x->n_features + i] = (double)rt_dedup_count_sorted(buf + cnt[rr], cnt[rr + 1] - cnt[rr]);
+    free(buf), free(fill), free(owners), free(cnt);
+    return 0;
+oom:
+    free(owners), free(cnt);
+    return -1;
+}
+
+/* Expected stage-2 count on rep R for the I-th feature, from the raw draws M of its group. */
+static double expected_owner_unique(const rt_exchange *x, const rt_scenario *s, int r, int rank, int i, double m)
+{
+    int f = x->features[i], k = rt_group_index(x->group, rank);
+    const rt_table *tb = &s->model.tables[f];
+    if (!rt_shard_dim(x->shards, s, f, k)) return 0;
+    if (x->shards->kind != RT_SHARD_ROW) return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m);
+    if (x->hash_rows) return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m) / x->G;
+    uint64_t blk = x->shards->block[f];
+    (void)r;
+    return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, blk * (uint64_t)k, blk * (uint64_t)(k + 1), m);
+}
+
+/* Owner-side totals with stage 2: received IDs per feature from SENT ([r][i][q]), distinct
+ * keys (exact or expected), and the bytes the lookup and the update then move. */
+static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w, const uint32_t *sent)
+{
+    int n = x->n_features, G = x->G;
+    if (w->exact)
+        for (int i = 0; i < n; i++)
+            if (exact_owner_unique(x, w, i)) return -1;
+    double tbytes = (double)rt_dtype_bytes(s->plan.embedding_dtype);
+    double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
+    /* Owners of the same key range see the same estimate: remember the last one per feature. */
+    double *memo_m = malloc(sizeof(double) * (size_t)(n ? n : 1)), *memo_u = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!memo_m || !memo_u) {
+        free(memo_m), free(memo_u);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) memo_m[i] = -1;
+    int range_free = x->shards->kind != RT_SHARD_ROW || x->hash_rows;
+    for (int r = 0; r < x->R; r++) {
+        int rank = w->rep_rank[r], k = rt_group_index(x->group, rank);
+        for (int i = 0; i < n; i++) {
+            int f = x->features[i];
+            const rt_table *tb = &s->model.tables[f];
+            long ri = (long)r * n + i;
+            double raw = 0;
+            for (int q = 0; q < G; q++) {
+                int from = rt_exchange_rep_of(w, rt_group_member(x->group, rank, q));
+                x->recv_ids[ri] += sent[((long)from * n + i) * G + k];
+                raw += (double)rt_workload_batch(w, from, f)->n_ids;
+            }
+            int width = rt_shard_dim(x->shards, s, f, k);
+            int shard_w = x->shards->kind == RT_SHARD_COLUMN ? tb->dim / x->shards->col_shards : tb->dim;
+            int copies = width / shard_w;
+            if (!w->exact && copies) {
+                if (!range_free || memo_m[i] != raw) memo_u[i] = expected_owner_unique(x, s, r, rank, i, raw);
+                memo_m[i] = raw;
+                x->uniq2[ri] = memo_u[i];
+            }
+            /* An estimate never exceeds the keys that actually arrive. */
+            if (copies && x->uniq2[ri] * copies > (double)x->recv_ids[ri]) x->uniq2[ri] = (double)x->recv_ids[ri] / copies;
+            double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2;
+            double u = x->uniq2[ri];
+            x->rows_in[r] += u * width * tbytes;
+            x->upd_in[r] += (double)x->recv_ids[ri] * shard_w * cb + u * (width * 2 * tbytes + copies * state / x->shards->col_shards);
+        }
+    }
+    free(memo_m), free(memo_u);
+    return 0;
 }
 
 int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w, FILE *err)
 {
     x->G = x->group.size;
     x->R = w->n_reps;
-    size_t rg = (size_t)x->R * (size_t)x->G;
+    size_t rg = (size_t)x->R * (size_t)x->G, rn = (size_t)x->R * (size_t)x->n_features;
+    int stage2 = rt_dedup_stage2(x->dedup);
+    uint64_t max_ids = 1;
+    for (int r = 0; r < x->R; r++)
+        for (int i = 0; i < x->n_features; i++) {
+            uint64_t n = rt_workload_batch(w, r, x->features[i])->n_ids;
+            if (n > max_ids) max_ids = n;
+        }
     x->n_ids = calloc(rg, sizeof(uint64_t));
     x->seq_back = calloc(rg, sizeof(uint64_t));
     x->row_bytes = calloc(rg, sizeof(double));
     x->upd_bytes = calloc(rg, sizeof(double));
     x->lens_to = calloc((size_t)x->G, sizeof(uint64_t));
     x->pooled_out = calloc((size_t)x->G, sizeof(uint64_t));
-    if (!x->n_ids || !x->seq_back || !x->row_bytes || !x->upd_bytes || !x->lens_to || !x->pooled_out) {
-        fprintf(err, "exchange: out of memory for %d x %d traffic matrices\n", x->R, x->G);
-        rt_exchange_free(x);
-        return -1;
-    }
+    x->uniq1 = calloc(rn ? rn : 1, sizeof(uint64_t));
+    x->recv_ids = calloc(rn ? rn : 1, sizeof(uint64_t));
+    x->uniq2 = calloc(rn ? rn : 1, sizeof(double));
+    x->rows_in = calloc((size_t)x->R, sizeof(double));
+    x->upd_in = calloc((size_t)x->R, sizeof(double));
+    uint64_t *scratch = rt_dedup_stage1(x->dedup) ? malloc(sizeof(uint64_t) * (size_t)max_ids) : NULL;
+    uint64_t *cnt = malloc(sizeof(uint64_t) * (size_t)x->G);
+    uint32_t *sent = stage2 ? calloc(rn * (size_t)x->G, sizeof(uint32_t)) : NULL;
+    if (!x->n_ids || !x->seq_back || !x->row_bytes || !x->upd_bytes || !x->lens_to || !x->pooled_out ||
+        !x->uniq1 || !x->recv_ids || !x->uniq2 || !x->rows_in || !x->upd_in || !cnt ||
+        (rt_dedup_stage1(x->dedup) && !scratch) || (stage2 && !sent))
+        goto oom;
     per_owner_constants(x, s);
     for (int r = 0; r < x->R; r++)
         for (int i = 0; i < x->n_features; i++)
-            route_feature(x, s, x->features[i], rt_workload_batch(w, r, x->features[i]), r);
+            route_feature(x, s, i, rt_workload_batch(w, r, x->features[i]), r, scratch, cnt,
+                          sent ? sent + ((size_t)r * x->n_features + i) * x->G : NULL);
+    if (stage2 && owner_side(x, s, w, sent)) goto oom;
+    free(scratch), free(cnt), free(sent);
     return 0;
+oom:
+    fprintf(err, "exchange: out of memory for %d x %d traffic matrices\n", x->R, x->G);
+    free(scratch), free(cnt), free(sent);
+    rt_exchange_free(x);
+    return -1;
 }
 
 /* Op names live as long as the graph: compose them into static storage per exchange tag. */
@@ -94,23 +283,60 @@ static const char *op_name(const rt_exchange *x, const char *base, char *buf, si
     return buf;
 }
 
+static int n_units(const rt_exchange *x) { return x->n_units > 0 ? x->n_units : 1; }
+
+/* One unique kernel per unit, chained after *PREV; returns the first. */
+static int add_uniques(const rt_exchange *x, rt_graph *g, const char *phase, const char *base, int *prev)
+{
+    char b[96], nb[112];
+    int first = -1;
+    for (int u = 0; u < n_units(x); u++) {
+        const char *name = op_name(x, base, b, sizeof b);
+        if (n_units(x) > 1) snprintf(nb, sizeof nb, "%s.%d", name, u), name = nb;
+        int op = rt_graph_add_kernel(g, phase, RT_STREAM_COMPUTE, RT_K_UNIQUE, RT_DT_FP32, rt_graph_name(g, name),
+                                     prev, *prev >= 0);
+        if (first < 0) first = op;
+        *prev = op;
+    }
+    return first;
+}
+
 void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after)
 {
     (void)s;
     char b[96];
-    x->bucketize = rt_graph_add_kernel(g, "emb.fwd.bucketize", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
-                                       rt_graph_name(g, op_name(x, "bucketize_ids", b, sizeof b)),
-                                       &after, after >= 0);
+    int prev = after;
+    x->hash = x->cat_a2a = x->uniq1_op = x->uniq2_op = -1;
+    if (x->key_hash == RT_KEY_HASH_SENDER)
+        prev = x->hash = rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
+                                             rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev,
+                                             prev >= 0);
+    if (rt_dedup_stage1(x->dedup)) x->uniq1_op = add_uniques(x, g, "emb.fwd.unique", "unique_ids", &prev);
+    x->bucketize = rt_graph_add_kernel(g, x->sort_phase ? x->sort_phase : "emb.fwd.bucketize", RT_STREAM_COMPUTE,
+                                       RT_K_BUCKETIZE, RT_DT_FP32,
+                                       rt_graph_name(g, op_name(x, "bucketize_ids", b, sizeof b)), &prev, prev >= 0);
     x->ids_a2a = rt_graph_add_collective(g, "emb.fwd.ids_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
                                          x->group, rt_graph_name(g, op_name(x, "ids_alltoall", b, sizeof b)),
                                          &x->bucketize, 1);
+    if (x->category_msg)
+        x->cat_a2a = rt_graph_add_collective(g, "emb.fwd.category_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV,
+                                             RT_ALGO_AUTO, x->group,
+                                             rt_graph_name(g, op_name(x, "category_alltoall", b, sizeof b)),
+                                             &x->bucketize, 1);
 }
 
 void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s)
 {
     char b[96];
+    int prev = x->ids_a2a;
+    if (x->key_hash == RT_KEY_HASH_RECEIVER)
+        prev = x->hash = rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
+                                             rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, 1);
+    if (rt_dedup_stage2(x->dedup)) x->uniq2_op = add_uniques(x, g, "emb.fwd.global_unique", "global_unique", &prev);
+    int deps[2] = {prev, x->cat_a2a};
     x->lookup = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP, s->plan.embedding_dtype,
-                                    rt_graph_name(g, op_name(x, "embedding_lookup", b, sizeof b)), &x->ids_a2a, 1);
+                                    rt_graph_name(g, op_name(x, "embedding_lookup", b, sizeof b)), deps,
+                                    x->cat_a2a >= 0 ? 2 : 1);
     x->out_a2a = rt_graph_add_collective(g, "emb.fwd.out_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
                                          x->group, rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)),
                                          &x->lookup, 1);
@@ -130,6 +356,63 @@ void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s,
                                     &x->grad_a2a, 1);
 }
 
+/* Unique kernel costs of one stage on rep R: per unit, N keys in and U distinct out. */
+static void fill_uniques(const rt_exchange *x, rt_graph *g, int first, int r, const double *n, const double *u,
+                         int idb)
+{
+    for (int k = 0; k < n_units(x); k++) {
+        double nk = 0, uk = 0;
+        for (int i = 0; i < x->n_features; i++)
+            if (!x->unit_of || x->unit_of[i] == k) nk += n[i], uk += u[i];
+        rt_graph_cost(g, first + k, r)->bytes = rt_dedup_unique_bytes(nk, uk, idb);
+    }
+}
+
+/* Sender-side costs that dedup adds: the key hash, the stage-1 uniques and the recovery
+ * gather through I_s and I_u that expands distinct rows back to every ID and pools them. */
+static void fill_sender(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w, int r,
+                        double sent_ids)
+{
+    int n = x->n_features, idb = s->workload.id_bytes;
+    double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
+    double raw[n ? n : 1], uq[n ? n : 1], total = 0, out = 0;
+    for (int i = 0; i < n; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        raw[i] = (double)rt_workload_batch(w, r, x->features[i])->n_ids;
+        uq[i] = (double)x->uniq1[(long)r * n + i];
+        total += raw[i];
+        const rt_feature_batch *fb = rt_workload_batch(w, r, x->features[i]);
+        out += (tb->sequence ? raw[i] : (double)fb->batch) * tb->dim * cb;
+    }
+    if (x->key_hash == RT_KEY_HASH_SENDER) rt_graph_cost(g, x->hash, r)->bytes = total * (idb + 8);
+    if (x->uniq1_op >= 0) fill_uniques(x, g, x->uniq1_op, r, raw, uq, idb);
+    if (rt_dedup_stage1(x->dedup)) {
+        rt_op_cost *un = rt_graph_cost(g, x->unpermute, r);
+        un->bytes = rt_graph_cost(g, x->out_a2a, r)->recv_bytes + 4 * total + 4 * sent_ids + out;
+        un->flops = out / cb; /* one add per pooled element */
+    }
+}
+
+/* Owner-side costs with stage 2: distinct rows read and updated once. */
+static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenario *s, int r, double in_ids,
+                              double out_bytes)
+{
+    int n = x->n_features, idb = s->workload.id_bytes;
+    double eb = (double)rt_dtype_bytes(s->plan.embedding_dtype);
+    double recv[n ? n : 1], uq[n ? n : 1], keys = 0;
+    for (int i = 0; i < n; i++) {
+        recv[i] = (double)x->recv_ids[(long)r * n + i];
+        uq[i] = x->uniq2[(long)r * n + i];
+        keys += uq[i];
+    }
+    fill_uniques(x, g, x->uniq2_op, r, recv, uq, idb);
+    rt_op_cost *lk = rt_graph_cost(g, x->lookup, r), *up = rt_graph_cost(g, x->update, r);
+    /* Read each distinct key and row once; expand through the 4-byte inverse to every ID. */
+    lk->bytes = keys * idb + 4 * in_ids + x->rows_in[r] + out_bytes;
+    up->bytes = keys * idb + 4 * in_ids + x->upd_in[r];
+    up->flops = 4 * x->rows_in[r] / eb;
+}
+
 void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w, int r)
 {
     int G = x->G, rank = w->rep_rank[r];
@@ -138,14 +421,18 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     long mine = (long)r * G;
     rt_op_cost *ids = rt_graph_cost(g, x->ids_a2a, r), *out = rt_graph_cost(g, x->out_a2a, r);
     rt_op_cost *grad = rt_graph_cost(g, x->grad_a2a, r);
+    rt_op_cost *cat = x->cat_a2a >= 0 ? rt_graph_cost(g, x->cat_a2a, r) : NULL;
     ids->send = rt_graph_peer_bytes(g, G), ids->recv = rt_graph_peer_bytes(g, G);
     out->send = rt_graph_peer_bytes(g, G), out->recv = rt_graph_peer_bytes(g, G);
+    if (cat) cat->send = rt_graph_peer_bytes(g, G), cat->recv = rt_graph_peer_bytes(g, G);
     double in_ids = 0, rows = 0, upd = 0, sent_ids = 0;
     for (int q = 0; q < G; q++) {
         /* Member q receives what its own representative sends to index k. */
         long from = (long)rt_exchange_rep_of(w, rt_group_member(x->group, rank, q)) * G + k;
-        ids->send[q] = x->n_ids[mine + q] * (uint64_t)idb + x->lens_to[q];
-        ids->recv[q] = x->n_ids[from] * (uint64_t)idb + x->lens_to[k];
+        /* The per-feature counts ride with the IDs, or in their own message (TFRA-fused). */
+        uint64_t lens_to = cat ? 0 : x->lens_to[q], lens_from = cat ? 0 : x->lens_to[k];
+        ids->send[q] = x->n_ids[mine + q] * (uint64_t)idb + lens_to;
+        ids->recv[q] = x->n_ids[from] * (uint64_t)idb + lens_from;
         out->send[q] = x->pooled_out[k] + x->seq_back[from];
         out->recv[q] = x->pooled_out[q] + x->seq_back[mine + q];
         in_ids += (double)x->n_ids[from];
@@ -154,6 +441,10 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
         sent_ids += (double)x->n_ids[mine + q];
         ids->bytes += (double)ids->send[q], ids->recv_bytes += (double)ids->recv[q];
         out->bytes += (double)out->send[q], out->recv_bytes += (double)out->recv[q];
+        if (cat) {
+            cat->send[q] = x->lens_to[q], cat->recv[q] = x->lens_to[k];
+            cat->bytes += (double)cat->send[q], cat->recv_bytes += (double)cat->recv[q];
+        }
     }
     /* The gradient AlltoAll mirrors the embedding AlltoAll. */
     grad->send = out->recv, grad->recv = out->send;
@@ -169,6 +460,9 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     rt_op_cost *up = rt_graph_cost(g, x->update, r);
     up->bytes = in_ids * idb + upd;
     up->flops = 4 * rows / eb;
+    if (x->key_hash == RT_KEY_HASH_RECEIVER) rt_graph_cost(g, x->hash, r)->bytes = in_ids * (idb + 8);
+    fill_sender(x, g, s, w, r, sent_ids);
+    if (rt_dedup_stage2(x->dedup)) fill_owner_stage2(x, g, s, r, in_ids, out->bytes);
 }
 
 double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r, int rank)

@@ -4,6 +4,12 @@
  * owner. flat is one exchange over the world; fused is one per spec group (or per feature);
  * hsp is one over each replica group. Byte counts come from the sampled IDs.
  *
+ * Deduplication (plans/dedup.h) changes what travels: with stage 1 the sender keeps the
+ * inverse index and per-sample lengths, sends each distinct ID once with one 4-byte count per
+ * feature shard, and the owner returns one row per distinct ID (pooling moves to the sender's
+ * recovery gather); with stage 2 the owner reads and updates each distinct row once. Every
+ * unique is a kernel op, one per unit (a table, a merged table or a fused group).
+ *
  * Ops are added in three steps so a plan can interleave several exchanges on the in-order
  * comm stream (all ID AlltoAlls, then all lookups and embedding AlltoAlls, ...). */
 #ifndef RT_EXCHANGE_H
@@ -11,10 +17,15 @@
 
 #include <stdint.h>
 
+#include "dedup.h"
 #include "graph.h"
 #include "scenario.h"
 #include "sharding.h"
 #include "workload.h"
+
+/* FusedRec (seed 003) keeps equal IDs of different features of a fused group apart by hashing
+ * (category, ID): TFRA-fused hashes on the sender, FusedRec defers it to the owner. */
+typedef enum { RT_KEY_HASH_NONE, RT_KEY_HASH_SENDER, RT_KEY_HASH_RECEIVER } rt_key_hash;
 
 typedef struct rt_exchange {
     /* Configuration, set by the plan. */
@@ -23,6 +34,13 @@ typedef struct rt_exchange {
     const int *features; /* table indices (borrowed) */
     rt_group group;      /* the ranks the tables are sharded over */
     const rt_shard_map *shards; /* placement over group indices 0..group.size-1 (borrowed) */
+    rt_dedup_mode dedup;
+    int n_units;          /* unique kernels per stage; 0: one for the whole exchange */
+    const int *unit_of;   /* [i]: unit of the i-th feature (borrowed; NULL with n_units 0) */
+    rt_key_hash key_hash; /* where the category-aware key hash runs, if anywhere */
+    int category_msg;     /* per-feature counts in their own AlltoAll instead of the IDs' */
+    int hash_rows;        /* row-wise: owner = hash(ID) mod group size instead of row blocks */
+    const char *sort_phase; /* phase of the routing kernel; NULL: emb.fwd.bucketize */
 
     /* Traffic, per representative and group index q: what the rep sends to member q. */
     int G, R;
@@ -32,9 +50,16 @@ typedef struct rt_exchange {
     double *upd_bytes;     /* table + optimizer-state bytes member q updates */
     uint64_t *lens_to;     /* [q] KJT length bytes every sender sends to member q */
     uint64_t *pooled_out;  /* [q] pooled-embedding bytes member q returns to every requester */
+    /* Per representative r and feature index i, at [r * n_features + i]: */
+    uint64_t *uniq1;       /* distinct IDs on the sender (raw count without stage 1) */
+    uint64_t *recv_ids;    /* IDs received as owner (counting each column shard) */
+    double *uniq2;         /* distinct keys looked up as owner (stage 2; exact or expected) */
+    double *rows_in, *upd_in; /* [r] owner bytes read / updated with stage 2 */
 
     /* Op ids, filled by the add functions. */
     int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
+    int hash, cat_a2a;     /* -1 when absent */
+    int uniq1_op, uniq2_op; /* first of n_units consecutive unique kernels, -1 when absent */
 } rt_exchange;
 
 /* Routes every representative's IDs of the exchange's features. Returns 0 or -1 (out of

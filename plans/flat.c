@@ -1,26 +1,44 @@
 /* flat: the TorchRec baseline (DESIGN.md section 4). One embedding exchange of every table
  * over all N ranks (plans/exchange.c), the dense forward and backward per layer, the dense
- * AllReduce over the world on the comm stream, overlapping the sparse backward. */
+ * AllReduce over the world on the comm stream, overlapping the sparse backward.
+ * Options (seed 000): `dedup` adds the unique kernels, one per table, or one per merged table
+ * with `merge: true`; flat's lookup is already one batched kernel, so merging changes only
+ * how many unique kernels run. */
 #include <stdlib.h>
 
+#include "dedup.h"
 #include "exchange.h"
+#include "merge.h"
 #include "plan.h"
 #include "plan_common.h"
 
+typedef struct flat_opts {
+    rt_dedup_mode dedup;
+    int merge;
+} flat_opts;
+
 static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_workload *w, FILE *err)
 {
-    (void)opts;
+    const flat_opts *o = opts;
     rt_group world = {w->world, 1};
     rt_shard_map sm = {0};
-    rt_exchange x = {.tag = "", .n_features = s->model.n_tables, .group = world, .shards = &sm};
+    rt_merge_map mm = {0};
+    rt_exchange x = {.tag = "", .n_features = s->model.n_tables, .group = world, .shards = &sm,
+                     .dedup = o->dedup};
     rt_graph *g = NULL;
     int *all = malloc(sizeof(int) * (size_t)s->model.n_tables);
-    if (!all || rt_shard_map_build(s, w->world, NULL, 0, &sm)) {
+    if (!all) {
         fprintf(err, "flat: out of memory placing %d tables\n", s->model.n_tables);
         goto out;
     }
+    if (rt_shard_map_build(s, w->world, NULL, 0, &sm)) goto out;
     for (int f = 0; f < s->model.n_tables; f++) all[f] = f;
     x.features = all;
+    if (o->dedup != RT_DEDUP_NONE || o->merge) {
+        if (rt_merge_build(s, all, s->model.n_tables, o->merge, &mm, err)) goto out;
+        x.n_units = mm.n_units;
+        x.unit_of = mm.unit_of;
+    }
     if (rt_exchange_route(&x, s, w, err)) goto out;
     g = rt_graph_new(w->world, w->n_reps, w->rep_rank, w->rep_weight);
     if (!g) goto out;
@@ -37,6 +55,7 @@ static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_wor
     rt_plan_set_model_flops(g, s, w);
 out:
     rt_exchange_free(&x);
+    rt_merge_free(&mm);
     rt_shard_map_free(&sm);
     free(all);
     return g;
@@ -44,12 +63,17 @@ out:
 
 static int flat_configure(const rt_scenario *s, void **opts)
 {
-    (void)s;
-    *opts = NULL;
+    flat_opts *o = calloc(1, sizeof *o);
+    if (!o) return -1;
+    if (rt_dedup_parse(s, RT_DEDUP_NONE, &o->dedup) || rt_merge_parse(s, &o->merge)) {
+        free(o);
+        return -1;
+    }
+    *opts = o;
     return 0;
 }
 
-static const char *const flat_keys[] = {NULL};
+static const char *const flat_keys[] = {"dedup", "merge", NULL};
 
 const rt_plan rt_plan_flat = {
     .name = "flat",

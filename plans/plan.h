@@ -17,6 +17,10 @@ typedef struct rt_plan {
     const char *const *option_keys;
     /* Parses and validates the plan-specific keys; *opts is plan-owned (freed with free()). */
     int (*configure)(const rt_scenario *s, void **opts);
+    /* Optional (NULL for most plans): a plan that adds parts to the model (SPTT's tower
+     * modules) updates the model's costs here, after configure, so `plan`, MFU and the
+     * memory check see them. */
+    int (*adjust_model)(rt_scenario *s, void *opts, FILE *err);
     /* Builds the graph. Returns NULL with a message on ERR. */
     rt_graph *(*build)(const rt_scenario *s, const void *opts, const rt_workload *w, FILE *err);
 } rt_plan;

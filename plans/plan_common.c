@@ -11,12 +11,24 @@ double rt_plan_sample_tokens(const rt_scenario *s, const rt_workload *w, int r, 
     return L;
 }
 
+/* One output per token for sequence models, one per sample otherwise. */
+static rt_poly output_tokens(const rt_scenario *s)
+{
+    return s->model.seq_len ? (rt_poly){{0, 1, 0}} : (rt_poly){{1, 0, 0}};
+}
+
+int rt_plan_rep_batch(const rt_workload *w, int r)
+{
+    return w->n_features ? rt_workload_batch(w, r, 0)->batch : w->batch;
+}
+
 /* Sum over the rep's samples of a per-sample polynomial in the token count. */
 static double batch_sum(const rt_scenario *s, const rt_workload *w, int r, rt_poly p)
 {
-    if (!s->model.seq_len) return w->batch * rt_poly_eval(p, 1);
+    int n = rt_plan_rep_batch(w, r);
+    if (!s->model.seq_len) return n * rt_poly_eval(p, 1);
     double t = 0;
-    for (int i = 0; i < w->batch; i++) t += rt_poly_eval(p, rt_plan_sample_tokens(s, w, r, i));
+    for (int i = 0; i < n; i++) t += rt_poly_eval(p, rt_plan_sample_tokens(s, w, r, i));
     return t;
 }
 
@@ -66,7 +78,7 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
     /* BCE over one logit per sample (per token for sequence models): read logit and label,
      * write the gradient. */
     rt_op_cost *loss = rt_graph_cost(g, d->loss, r);
-    double outs = s->model.seq_len ? batch_sum(s, w, r, (rt_poly){{0, 1, 0}}) : w->batch;
+    double outs = batch_sum(s, w, r, output_tokens(s));
     double neg = s->model.negatives > 0 ? s->model.negatives : 0;
     int dm = m->n_tables ? m->tables[0].dim : 1;
     loss->flops = 2 * outs * neg * dm;
@@ -93,10 +105,29 @@ void rt_plan_set_model_flops(rt_graph *g, const rt_scenario *s, const rt_workloa
     g->model_flops = total;
 }
 
+double rt_plan_weights_memory(const rt_scenario *s)
+{
+    /* Weight in the compute dtype, fp32 master weight and gradient, two fp32 moments. */
+    return s->model.dense_params * ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4);
+}
+
+double rt_plan_activation_memory(const rt_scenario *s, const rt_workload *w, int r)
+{
+    return batch_sum(s, w, r, s->model.act_bytes);
+}
+
+double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int r)
+{
+    if (s->model.negatives <= 0) return 0;
+    /* Sampled softmax keeps, per output token, the gathered negative embeddings (dense dtype)
+     * and their fp32 logits for the backward: the HBM TurboGR's negative-sampling section is
+     * about. */
+    int dm = s->model.n_tables ? s->model.tables[0].dim : 1;
+    double outs = batch_sum(s, w, r, output_tokens(s));
+    return outs * s->model.negatives * (dm * (double)rt_dtype_bytes(s->plan.dense_dtype) + 4);
+}
+
 double rt_plan_dense_memory(const rt_scenario *s, const rt_workload *w, int r)
 {
-    double params = s->model.dense_params;
-    double act = batch_sum(s, w, r, s->model.act_bytes);
-    /* Weight in the compute dtype, fp32 master weight and gradient, two fp32 moments. */
-    return params * ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4) + act;
+    return rt_plan_weights_memory(s) + rt_plan_activation_memory(s, w, r) + rt_plan_negatives_memory(s, w, r);
 }

@@ -22,6 +22,9 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
 /* Fills the dense ops' costs on rep R from the tokens of its sampled batch. */
 void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w, const rt_dense_ops *d, int r);
 
+/* Samples rep r trains on this iteration (sequence balancing makes it vary per rank). */
+int rt_plan_rep_batch(const rt_workload *w, int r);
+
 /* Tokens of sample i on rep r (sum of its sequence lengths; 1 for non-sequence models). */
 double rt_plan_sample_tokens(const rt_scenario *s, const rt_workload *w, int r, int i);
 
@@ -31,7 +34,11 @@ double rt_plan_dense_flops(const rt_scenario *s, const rt_workload *w, int r);
 void rt_plan_set_model_flops(rt_graph *g, const rt_scenario *s, const rt_workload *w);
 
 /* HBM for the dense side of one rank: weights, gradients and optimizer state (fp32 master
- * copy + Adam-class state) and the activations of rep r's batch. */
+ * copy + Adam-class state), the activations of rep r's batch and its sampled-softmax
+ * negatives; the sum of the three functions below. */
 double rt_plan_dense_memory(const rt_scenario *s, const rt_workload *w, int r);
+double rt_plan_weights_memory(const rt_scenario *s);
+double rt_plan_activation_memory(const rt_scenario *s, const rt_workload *w, int r);
+double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int r);
 
 #endif

@@ -6,8 +6,11 @@
 #include "plan.h"
 
 extern const rt_plan rt_plan_flat;
+extern const rt_plan rt_plan_fused;
+extern const rt_plan rt_plan_sptt;
+extern const rt_plan rt_plan_hsp;
 
-const rt_plan *const rt_plans[] = {&rt_plan_flat, NULL};
+const rt_plan *const rt_plans[] = {&rt_plan_flat, &rt_plan_fused, &rt_plan_sptt, &rt_plan_hsp, NULL};
 
 const rt_plan *rt_plan_find(const char *name)
 {
@@ -17,7 +20,8 @@ const rt_plan *rt_plan_find(const char *name)
 }
 
 static const char *const common_keys[] = {"name", "sharding", "column_shards", "precision",
-                                          "dense_allreduce", NULL};
+                                          "dense_allreduce", "overlap", "balance", "token_target",
+                                          "memory", NULL};
 
 int rt_plan_configure(const rt_scenario *s, const rt_plan **plan, void **opts)
 {

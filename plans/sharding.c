@@ -1,8 +1,11 @@
 #include "sharding.h"
 
+#include <libfyaml.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg.h"
 #include "workload.h"
 
 typedef struct {
@@ -27,6 +30,23 @@ static double table_cost(const rt_scenario *s, int t)
     return (ids > 0 ? ids : 1) * tb->dim;
 }
 
+/* Row-wise sharding needs a row for every shard; the plan decides how many shards (the world,
+ * an HSP group, a tower), so the check lives here rather than in the scenario. */
+static int check_rows(const rt_scenario *s, int ranks, const int *features, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const rt_table *t = &s->model.tables[features ? features[i] : i];
+        if (t->rows >= (uint64_t)ranks) continue;
+        struct rt_cfg *c = s->plan.cfg;
+        rt_cfg_error(c, fy_node_mapping_lookup_by_string(s->plan.node, "sharding", FY_NT),
+                     "row_wise over %d ranks, but table '%s' has only %llu rows (more shards than "
+                     "rows); allowed: table_wise or column_wise, or fewer ranks per shard group",
+                     ranks, t->name, (unsigned long long)t->rows);
+        return -1;
+    }
+    return 0;
+}
+
 int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int n_features,
                        rt_shard_map *m)
 {
@@ -37,11 +57,18 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int
     m->n_tables = T;
     m->col_shards = 1;
     int n = features ? n_features : T;
+    if (m->kind == RT_SHARD_ROW && check_rows(s, ranks, features, n)) return -1;
     m->load = calloc((size_t)ranks, sizeof(double));
-    if (!m->load) return -1;
+    if (!m->load) {
+        fprintf(rt_cfg_err(s->plan.cfg), "sharding: out of memory placing %d tables over %d ranks\n", n, ranks);
+        return -1;
+    }
     if (m->kind == RT_SHARD_ROW) {
         m->block = calloc((size_t)T, sizeof(uint64_t));
-        if (!m->block) return -1;
+        if (!m->block) {
+            fprintf(rt_cfg_err(s->plan.cfg), "sharding: out of memory\n");
+            return -1;
+        }
         for (int i = 0; i < n; i++) {
             int t = features ? features[i] : i;
             m->block[t] = (s->model.tables[t].rows + (uint64_t)ranks - 1) / (uint64_t)ranks;
@@ -59,6 +86,7 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int
     m->owner = malloc(sizeof(int) * (size_t)T * (size_t)m->col_shards);
     if (!it || !m->owner) {
         free(it);
+        fprintf(rt_cfg_err(s->plan.cfg), "sharding: out of memory placing %d tables over %d ranks\n", n, ranks);
         return -1;
     }
     for (int i = 0; i < T * m->col_shards; i++) m->owner[i] = -1;

@@ -20,7 +20,8 @@ typedef struct rt_shard_map {
 
 /* Builds the placement of the tables in FEATURES (all tables when NULL) over RANKS ranks.
  * Greedy (longest processing time first) on the expected lookup bytes per sample: mean IDs x
- * dim. Tables outside FEATURES get no owner (-1). */
+ * dim. Tables outside FEATURES get no owner (-1). Returns -1 after printing the error: row-wise
+ * over more ranks than a table has rows (file:line:col of plan.sharding), or out of memory. */
 int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int n_features,
                        rt_shard_map *m);
 void rt_shard_map_free(rt_shard_map *m);

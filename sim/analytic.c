@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analytic.h"
 #include "collective_model.h"
 #include "collective_policy.h"
 #include "engine.h"
@@ -66,7 +67,7 @@ static void op_error(FILE *err, const rt_graph *g, int op, int rep, const char *
 }
 
 /* max(FLOPs / (peak x eff_flops), bytes / (HBM bw x eff_hbm)) + launch overhead. */
-static int kernel_time(const rt_topology *t, const rt_op *op, const rt_op_cost *c, double *out,
+int rt_analytic_kernel_time(const rt_topology *t, const rt_op *op, const rt_op_cost *c, double *out,
                        const char **why)
 {
     const rt_device_spec *d = &t->device;
@@ -155,7 +156,7 @@ static int schedule_op(sched *s, const rt_topology *t, const rt_graph *g, int op
         long at = (long)op * R + rep;
         s->ready[rep] = ready_time(s, g, r, op, rep);
         int rc = o->type == RT_OP_KERNEL
-                     ? kernel_time(t, o, rt_graph_cost(g, op, rep), &s->dur[rep], &why)
+                     ? rt_analytic_kernel_time(t, o, rt_graph_cost(g, op, rep), &s->dur[rep], &why)
                      : collective_time(s, t, g, op, rep, &s->dur[rep], &r->algo[at], &why);
         if (rc < 0) {
             op_error(err, g, op, rep, why);

@@ -8,9 +8,14 @@
  *   allreduce, several nodes, S < 4 MiB                -> tree (log-depth latency between
  *                                                         nodes, NCCL's pick for small and
  *                                                         medium sizes at scale)
- *   allreduce, several nodes, > 1 member per node      -> hierarchical (NVLink and NICs
+ *   allreduce, several nodes, > 1 member per node,
+ *     NVSwitch with nvls                               -> hierarchical (NVLink and NICs
  *                                                         pipelined, like NCCL's NVLS-tree)
- *   allreduce, several nodes, one member per node      -> ring
+ *   allreduce, several nodes, otherwise                -> ring (NCCL on A100-class nodes:
+ *                                                         the hierarchical choice there
+ *                                                         over-predicted published 2-node
+ *                                                         busbw by about 2x, see
+ *                                                         experiments/validation/collectives.md)
  * Thresholds: NVLS runs only NCCL's Simple protocol, whose fixed cost loses to the LL ring
  * below a few hundred KiB; the tree/ring crossover in NCCL's tuning for 8-GPU nodes sits in
  * the low MiB. Both are settings (echoed in summary.json), not measurements. */
@@ -30,7 +35,8 @@ static rt_coll_algo allreduce_choice(const rt_coll_policy *p, const rt_topology 
         return nvls && sh->size > 1 && bytes >= p->nvls_min_bytes ? RT_ALGO_NVLS : RT_ALGO_RING;
     }
     if (bytes < p->tree_max_bytes) return RT_ALGO_TREE;
-    return sh->local > 1 ? RT_ALGO_HIERARCHICAL : RT_ALGO_RING;
+    int nvls = t->node.nvls && t->node.scale_up == RT_SCALEUP_NVSWITCH;
+    return sh->local > 1 && nvls ? RT_ALGO_HIERARCHICAL : RT_ALGO_RING;
 }
 
 rt_coll_algo rt_coll_policy_choose(const rt_coll_policy *p, const rt_topology *t, rt_coll_kind kind,

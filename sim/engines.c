@@ -2,9 +2,10 @@
 
 #include <string.h>
 
+extern const rt_engine rt_engine_simgrid;
 extern const rt_engine rt_engine_analytic;
 
-const rt_engine *const rt_engines[] = {&rt_engine_analytic, NULL};
+const rt_engine *const rt_engines[] = {&rt_engine_simgrid, &rt_engine_analytic, NULL};
 
 const rt_engine *rt_engine_find(const char *name)
 {

@@ -226,7 +226,8 @@ static void errors(void **state)
     fill_scenario(&s, 1, 2);
     const rt_engine *e = rt_engine_find("analytic");
     assert_null(rt_engine_find("nope"));
-    assert_ptr_equal(rt_engines[0], e);
+    assert_non_null(e);
+    assert_string_equal(e->name, "analytic");
     rt_graph *g = rt_graph_new(2, 2, NULL, NULL);
     int op = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, RT_DT_BF16,
                                  "bf16_gemm", NULL, 0);

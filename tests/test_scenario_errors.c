@@ -11,8 +11,7 @@
 
 #include <cmocka.h>
 
-#include "model_cost.h"
-#include "plan.h"
+#include "pipeline.h"
 #include "scenario.h"
 
 static char dir[256];
@@ -56,15 +55,10 @@ static void expect_error(const char *text, const char *const *sets, int n_sets, 
     char *buf = NULL;
     size_t len = 0;
     FILE *err = open_memstream(&buf, &len);
-    rt_scenario *s = rt_scenario_load(path, sets, n_sets, err);
-    int failed = s == NULL;
-    if (s) {
-        const rt_plan *p;
-        void *opts = NULL;
-        failed = rt_model_compute_costs(&s->model, err) || rt_plan_configure(s, &p, &opts);
-        free(opts);
-        rt_scenario_free(s);
-    }
+    /* The whole pipeline: some errors (more shards than rows) need the plan's shard groups. */
+    rt_pipeline p;
+    int failed = rt_pipeline_run(&p, path, sets, n_sets, err) != 0;
+    rt_pipeline_free(&p);
     fclose(err);
     if (!failed) fail_msg("expected an error for:\n%s", text);
     for (int i = 0; expect[i]; i++)
@@ -272,6 +266,52 @@ static void set_override_applies(void **state)
     rt_scenario_free(s);
 }
 
+/* Common schedule keys (overlap, balance, token_target, memory) and hsp's group size. */
+static void overlap_unknown(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'plan.overlap'", "sync, pipeline, semi_async", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, overlap: async}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 29), e));
+}
+
+static void balance_needs_sequences(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'plan.balance'", "has none (seq_len 0)", "allowed: none", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, balance: token_realloc}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 29), e));
+}
+
+static void token_target_without_dynamic_batching(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'plan.token_target'", "only with it", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, token_target: 100}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 34), e));
+}
+
+static void memory_policy_unknown(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'plan.memory'", "refuse, warn", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, memory: ignore}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 28), e));
+}
+
+static void hsp_group_across_node_boundaries(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "key 'plan.group_size'", "neither a multiple nor a divisor of the 8 devices", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 3\n"
+                 "plan: {name: hsp, group_size: 12}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 31), e));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +333,11 @@ int main(void)
         cmocka_unit_test(error_in_model_file_names_that_file),
         cmocka_unit_test(set_override_errors),
         cmocka_unit_test(set_override_applies),
+        cmocka_unit_test(overlap_unknown),
+        cmocka_unit_test(balance_needs_sequences),
+        cmocka_unit_test(token_target_without_dynamic_batching),
+        cmocka_unit_test(memory_policy_unknown),
+        cmocka_unit_test(hsp_group_across_node_boundaries),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

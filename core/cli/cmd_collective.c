@@ -33,11 +33,11 @@ static void usage(FILE *f)
 {
     fputs("usage: rectwin collective --topology FILE --nodes H [--gpus-per-node G]\n"
           "         --op alltoall|allreduce|allgather|reduce_scatter --bytes SIZE\n"
-          "         [--engine analytic] [--algo auto|ring|tree|hierarchical|nvls|direct]\n"
+          "         [--engine simgrid|analytic] [--algo auto|ring|tree|hierarchical|nvls|direct]\n"
           "         [--json] [--help]\n"
           "Predicts one collective over all H x G ranks. SIZE is the nccl-tests size: plain\n"
           "bytes or a unit (64MiB, 1GB); for alltoall the per-rank send buffer, split evenly\n"
-          "over the ranks.\n",
+          "over the ranks. The default engine is the first listed (as for `rectwin sim`).\n",
           f);
 }
 
@@ -219,7 +219,7 @@ static int run(const coll_args *a, const rt_engine *engine, rt_scenario *s)
 
 int rt_cmd_collective(int argc, char **argv)
 {
-    coll_args a = {.op = -1, .bytes = -1, .engine = "analytic", .algo = RT_ALGO_AUTO};
+    coll_args a = {.op = -1, .bytes = -1, .engine = rt_engines[0]->name, .algo = RT_ALGO_AUTO};
     int p = parse_args(&a, argc, argv);
     if (p != 0) {
         usage(p > 0 ? stdout : stderr);

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "json.h"
 #include "cli_args.h"
+#include "memory.h"
 #include "pipeline.h"
 
 enum { MAX_SETS = 256 };
@@ -90,6 +91,11 @@ static void print_json(const rt_pipeline *p, const phase_total *t)
     rt_json_string(&j, "workload_mode", p->workload->exact ? "exact" : "statistical");
     rt_json_int(&j, "ops_per_rank", g->n_ops);
     rt_json_number(&j, "model_flops_per_iteration", g->model_flops);
+    rt_memory_report mem;
+    rt_memory_report_of(g, s, p->workload, &mem);
+    rt_json_number(&j, "peak_hbm_bytes", mem.total);
+    rt_json_number(&j, "hbm_capacity_bytes", mem.capacity);
+    rt_json_bool(&j, "hbm_fits", mem.total <= mem.capacity);
     rt_json_begin_object(&j, "phases");
     for (int i = 0; i < g->n_phases; i++) {
         rt_json_begin_object(&j, g->phases[i]);
@@ -130,6 +136,10 @@ static void print_text(const rt_pipeline *p, const phase_total *t)
     for (int i = 0; i < g->n_phases; i++)
         printf("  %-20s %4d %14.4g %14.4g %14.4g\n", g->phases[i], t[i].ops, t[i].flops,
                t[i].bytes, t[i].bytes / g->world);
+    rt_memory_report mem;
+    rt_memory_report_of(g, s, p->workload, &mem);
+    printf("\nmemory (plan.memory: %s)\n", rt_memory_policy_names[s->plan.memory]);
+    rt_memory_print(&mem, stdout);
 }
 
 int rt_cmd_plan(int argc, char **argv)

@@ -6,5 +6,7 @@
 int rt_cmd_plan(int argc, char **argv);
 int rt_cmd_sim(int argc, char **argv);
 int rt_cmd_collective(int argc, char **argv);
+int rt_cmd_platform(int argc, char **argv);
+int rt_cmd_partition(int argc, char **argv);
 
 #endif

@@ -4,8 +4,7 @@
 static int64_t dest_rank(int64_t id, int64_t seg, const int32_t *seg_rank, rt_kbucket_fn fn,
                          int32_t nranks)
 {
-    if (seg_rank)
-        return seg_rank[seg];
+    if (seg_rank) return seg_rank[seg];
     const uint64_t key = fn == RT_KBUCKET_HASH ? rt_kmix64((uint64_t)id) : (uint64_t)id;
     return (int64_t)(key % (uint64_t)nranks);
 }
@@ -15,13 +14,11 @@ static rt_kstatus check_routes(const int64_t *ids, const int64_t *offsets, int64
 {
     if (seg_rank) {
         for (int64_t s = 0; s < nseg; s++)
-            if (seg_rank[s] < 0 || seg_rank[s] >= nranks)
-                return RT_K_ERANGE;
+            if (seg_rank[s] < 0 || seg_rank[s] >= nranks) return RT_K_ERANGE;
         return RT_K_OK;
     }
     for (int64_t i = 0; i < offsets[nseg]; i++)
-        if (ids[i] < 0)
-            return RT_K_ERANGE;
+        if (ids[i] < 0) return RT_K_ERANGE;
     return RT_K_OK;
 }
 
@@ -32,12 +29,10 @@ rt_kstatus rt_kcpu_bucketize(const int64_t *ids, const int64_t *offsets, int64_t
 {
     int64_t n;
     if (nranks <= 0 || !rt_kcpu_offsets_ok(offsets, nseg, &n) || !rank_offsets ||
-        (fn != RT_KBUCKET_MOD && fn != RT_KBUCKET_HASH) ||
-        (n > 0 && (!ids || !out_ids || !pos)))
+        (fn != RT_KBUCKET_MOD && fn != RT_KBUCKET_HASH) || (n > 0 && (!ids || !out_ids || !pos)))
         return RT_K_EINVAL;
     const rt_kstatus st = check_routes(ids, offsets, nseg, seg_rank, nranks);
-    if (st != RT_K_OK)
-        return st;
+    if (st != RT_K_OK) return st;
     for (int32_t r = 0; r <= nranks; r++)
         rank_offsets[r] = 0;
     if (rank_seg_counts)
@@ -46,8 +41,7 @@ rt_kstatus rt_kcpu_bucketize(const int64_t *ids, const int64_t *offsets, int64_t
         for (int64_t i = offsets[s]; i < offsets[s + 1]; i++) {
             const int64_t r = dest_rank(ids[i], s, seg_rank, fn, nranks);
             rank_offsets[r + 1]++;
-            if (rank_seg_counts)
-                rank_seg_counts[r * nseg + s]++;
+            if (rank_seg_counts) rank_seg_counts[r * nseg + s]++;
         }
     for (int32_t r = 0; r < nranks; r++)
         rank_offsets[r + 1] += rank_offsets[r];

@@ -11,10 +11,8 @@ rt_kstatus rt_kcpu_dcn_cross_fwd(const float *x0, const float *xl, int64_t batch
         (batch > 0 && (!x0 || !xl || !p || !q || !y)))
         return RT_K_EINVAL;
     rt_kstatus st = rt_kcpu_gemm(0, 0, batch, r, d, 1.0f, xl, d, v, r, 0.0f, p, r);
-    if (st == RT_K_OK)
-        st = rt_kcpu_gemm(0, 1, batch, d, r, 1.0f, p, r, u, r, 0.0f, q, d);
-    if (st != RT_K_OK)
-        return st;
+    if (st == RT_K_OK) st = rt_kcpu_gemm(0, 1, batch, d, r, 1.0f, p, r, u, r, 0.0f, q, d);
+    if (st != RT_K_OK) return st;
     for (int64_t b = 0; b < batch; b++)
         for (int64_t j = 0; j < d; j++) {
             const int64_t i = b * d + j;
@@ -26,16 +24,15 @@ rt_kstatus rt_kcpu_dcn_cross_fwd(const float *x0, const float *xl, int64_t batch
 
 rt_kstatus rt_kcpu_dcn_cross_bwd(const float *x0, const float *xl, const float *p, const float *q,
                                  const float *dy, int64_t batch, int64_t d, int64_t r,
-                                 const float *u, const float *v, float *dx0, float *dxl,
-                                 float *du, float *dv, float *dbias)
+                                 const float *u, const float *v, float *dx0, float *dxl, float *du,
+                                 float *dv, float *dbias)
 {
     if (batch < 0 || d <= 0 || r <= 0 || !u || !v || !du || !dv || !dbias ||
         (batch > 0 && (!x0 || !xl || !p || !q || !dy || !dx0 || !dxl)))
         return RT_K_EINVAL;
     const size_t bd = (size_t)(batch * d), br = (size_t)(batch * r);
     float *dq = malloc((bd + br + 1) * sizeof *dq);
-    if (!dq)
-        return RT_K_ENOMEM;
+    if (!dq) return RT_K_ENOMEM;
     float *dp = dq + bd;
     for (size_t i = 0; i < bd; i++) {
         dq[i] = dy[i] * x0[i];
@@ -48,10 +45,8 @@ rt_kstatus rt_kcpu_dcn_cross_bwd(const float *x0, const float *xl, const float *
         dbias[j] = s;
     }
     rt_kstatus st = rt_kcpu_gemm(1, 0, d, r, batch, 1.0f, dq, d, p, r, 0.0f, du, r);
-    if (st == RT_K_OK)
-        st = rt_kcpu_gemm(0, 0, batch, r, d, 1.0f, dq, d, u, r, 0.0f, dp, r);
-    if (st == RT_K_OK)
-        st = rt_kcpu_gemm(1, 0, d, r, batch, 1.0f, xl, d, dp, r, 0.0f, dv, r);
+    if (st == RT_K_OK) st = rt_kcpu_gemm(0, 0, batch, r, d, 1.0f, dq, d, u, r, 0.0f, dp, r);
+    if (st == RT_K_OK) st = rt_kcpu_gemm(1, 0, d, r, batch, 1.0f, xl, d, dp, r, 0.0f, dv, r);
     if (st == RT_K_OK) {
         memcpy(dxl, dy, bd * sizeof *dxl);
         st = rt_kcpu_gemm(0, 1, batch, d, r, 1.0f, dp, r, v, r, 1.0f, dxl, d);

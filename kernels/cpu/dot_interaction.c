@@ -12,8 +12,7 @@ static float dot(const float *a, const float *b, int64_t d)
 rt_kstatus rt_kcpu_dot_interact_fwd(const float *t, int64_t batch, int64_t nf, int64_t d,
                                     float *out)
 {
-    if (batch < 0 || nf < 2 || d <= 0 || (batch > 0 && (!t || !out)))
-        return RT_K_EINVAL;
+    if (batch < 0 || nf < 2 || d <= 0 || (batch > 0 && (!t || !out))) return RT_K_EINVAL;
     const int64_t npairs = nf * (nf - 1) / 2;
     for (int64_t b = 0; b < batch; b++) {
         const float *tb = t + b * nf * d;
@@ -28,8 +27,7 @@ rt_kstatus rt_kcpu_dot_interact_fwd(const float *t, int64_t batch, int64_t nf, i
 rt_kstatus rt_kcpu_dot_interact_bwd(const float *t, const float *dout, int64_t batch, int64_t nf,
                                     int64_t d, float *dt)
 {
-    if (batch < 0 || nf < 2 || d <= 0 || (batch > 0 && (!t || !dout || !dt)))
-        return RT_K_EINVAL;
+    if (batch < 0 || nf < 2 || d <= 0 || (batch > 0 && (!t || !dout || !dt))) return RT_K_EINVAL;
     const int64_t npairs = nf * (nf - 1) / 2;
     memset(dt, 0, (size_t)(batch * nf * d) * sizeof *dt);
     for (int64_t b = 0; b < batch; b++) {

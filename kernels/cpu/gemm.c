@@ -40,15 +40,14 @@ rt_kstatus rt_kcpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
 {
     if (m < 0 || n < 0 || k < 0 || ldc < (n > 1 ? n : 1) ||
         lda < ((trans_a ? m : k) > 1 ? (trans_a ? m : k) : 1) ||
-        ldb < ((trans_b ? k : n) > 1 ? (trans_b ? k : n) : 1) ||
-        (m * n > 0 && !c) || (m * n * k > 0 && (!a || !b)))
+        ldb < ((trans_b ? k : n) > 1 ? (trans_b ? k : n) : 1) || (m * n > 0 && !c) ||
+        (m * n * k > 0 && (!a || !b)))
         return RT_K_EINVAL;
     /* CBLAS takes int sizes. */
     if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX || ldb > INT32_MAX ||
         ldc > INT32_MAX)
         return RT_K_EINVAL;
-    if (m == 0 || n == 0)
-        return RT_K_OK;
+    if (m == 0 || n == 0) return RT_K_OK;
 #ifdef RT_HAVE_CBLAS
     if (k > 0) {
         cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,

@@ -26,18 +26,15 @@ uint16_t rt_kf32_to_f16(float x)
     if (exp == 0xff) /* keep NaN a NaN by forcing a mantissa bit */
         return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
     const int32_t e = (int32_t)exp - 127 + 15;
-    if (e >= 31)
-        return (uint16_t)(sign | 0x7c00u);
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
     if (e <= 0) {
-        if (e < -10)
-            return sign;
+        if (e < -10) return sign;
         man |= 0x800000u;
         const uint32_t shift = (uint32_t)(14 - e);
         uint32_t half = man >> shift;
         const uint32_t rem = man & ((1u << shift) - 1u);
         const uint32_t mid = 1u << (shift - 1u);
-        if (rem > mid || (rem == mid && (half & 1u)))
-            half++;
+        if (rem > mid || (rem == mid && (half & 1u))) half++;
         return (uint16_t)(sign | half);
     }
     uint32_t half = ((uint32_t)e << 10) | (man >> 13);
@@ -52,11 +49,9 @@ float rt_kf16_to_f32(uint16_t h)
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t man = h & 0x3ffu;
-    if (exp == 0x1f)
-        return bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (man << 13));
     if (exp == 0) {
-        if (man == 0)
-            return bits_f32(sign);
+        if (man == 0) return bits_f32(sign);
         int32_t e = -14;
         while (!(man & 0x400u)) {
             man <<= 1;
@@ -71,8 +66,7 @@ float rt_kf16_to_f32(uint16_t h)
 uint16_t rt_kf32_to_bf16(float x)
 {
     const uint32_t u = f32_bits(x);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
-        return (uint16_t)((u >> 16) | 0x40u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) return (uint16_t)((u >> 16) | 0x40u);
     const uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
     return (uint16_t)((u + rounding) >> 16);
 }

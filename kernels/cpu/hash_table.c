@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+enum { PROBE_AHEAD = 16 };
+
 /* One block of value storage with its per-row eviction counters and owner keys. */
 typedef struct {
     float *values;
@@ -39,8 +41,7 @@ static rt_kstatus add_chunk(rt_khash *h)
     if (h->nchunks == h->chunks_cap) {
         const int64_t cap = h->chunks_cap ? 2 * h->chunks_cap : 4;
         chunk *grown = realloc(h->chunks, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return RT_K_ENOMEM;
+        if (!grown) return RT_K_ENOMEM;
         h->chunks = grown;
         h->chunks_cap = cap;
     }
@@ -75,10 +76,8 @@ static int64_t probe_find(const rt_khash *h, int64_t key)
     const uint64_t step = rt_khash_step(key, mask);
     uint64_t s = rt_khash_home(key, mask);
     for (int64_t t = 0; t < h->nslots; t++, s = (s + step) & mask) {
-        if (h->slot_key[s] == key)
-            return (int64_t)s;
-        if (h->slot_key[s] == RT_KHASH_EMPTY)
-            return -1;
+        if (h->slot_key[s] == key) return (int64_t)s;
+        if (h->slot_key[s] == RT_KHASH_EMPTY) return -1;
     }
     return -1;
 }
@@ -107,8 +106,7 @@ static rt_kstatus rehash(rt_khash *h, int64_t nslots)
     for (int64_t s = 0; s < nslots; s++)
         keys[s] = RT_KHASH_EMPTY;
     for (int64_t s = 0; s < h->nslots; s++) {
-        if (key_reserved(h->slot_key[s]))
-            continue;
+        if (key_reserved(h->slot_key[s])) continue;
         const int64_t at = probe_free(keys, nslots, h->slot_key[s]);
         keys[at] = h->slot_key[s];
         rows[at] = h->slot_row[s];
@@ -125,8 +123,7 @@ static rt_kstatus rehash(rt_khash *h, int64_t nslots)
 /* Makes room for one more key without passing load 0.75 (erased slots count as used). */
 static rt_kstatus reserve_one(rt_khash *h)
 {
-    if (4 * (h->live + h->erased + 1) <= 3 * h->nslots)
-        return RT_K_OK;
+    if (4 * (h->live + h->erased + 1) <= 3 * h->nslots) return RT_K_OK;
     /* Mostly tombstones: a same-size rebuild is enough. */
     const bool crowded = 8 * (h->live + 1) > 3 * h->nslots;
     return rehash(h, crowded ? 2 * h->nslots : h->nslots);
@@ -142,8 +139,7 @@ static rt_kstatus take_row(rt_khash *h, int64_t *row)
     /* Keep a pre-allocated next chunk once the current one is in use. */
     if (h->next_row / h->cfg.chunk_rows + 2 > h->nchunks) {
         const rt_kstatus st = add_chunk(h);
-        if (st != RT_K_OK)
-            return st;
+        if (st != RT_K_OK) return st;
     }
     h->next_row++;
     return RT_K_OK;
@@ -161,13 +157,10 @@ static void touch(rt_khash *h, int64_t row)
 static rt_kstatus insert_new(rt_khash *h, int64_t key, int64_t *row)
 {
     rt_kstatus st = reserve_one(h);
-    if (st == RT_K_OK)
-        st = take_row(h, row);
-    if (st != RT_K_OK)
-        return st;
+    if (st == RT_K_OK) st = take_row(h, row);
+    if (st != RT_K_OK) return st;
     const int64_t s = probe_free(h->slot_key, h->nslots, key);
-    if (h->slot_key[s] == RT_KHASH_ERASED)
-        h->erased--;
+    if (h->slot_key[s] == RT_KHASH_ERASED) h->erased--;
     h->slot_key[s] = key;
     h->slot_row[s] = *row;
     h->live++;
@@ -184,15 +177,13 @@ static rt_kstatus insert_new(rt_khash *h, int64_t key, int64_t *row)
 
 rt_kstatus rt_khash_create(const rt_khash_cfg *cfg, rt_khash **out)
 {
-    if (!out)
-        return RT_K_EINVAL;
+    if (!out) return RT_K_EINVAL;
     *out = NULL;
     if (!cfg || cfg->dim <= 0 || cfg->chunk_rows <= 0 || cfg->initial_slots < 0 ||
         cfg->initial_slots > (INT64_C(1) << 40) || !(cfg->init_scale >= 0))
         return RT_K_EINVAL;
     rt_khash *h = calloc(1, sizeof *h);
-    if (!h)
-        return RT_K_ENOMEM;
+    if (!h) return RT_K_ENOMEM;
     h->cfg = *cfg;
     int64_t slots = 16;
     while (slots < cfg->initial_slots)
@@ -200,10 +191,8 @@ rt_kstatus rt_khash_create(const rt_khash_cfg *cfg, rt_khash **out)
     h->slot_key = malloc((size_t)slots * sizeof *h->slot_key);
     h->slot_row = malloc((size_t)slots * sizeof *h->slot_row);
     rt_kstatus st = h->slot_key && h->slot_row ? RT_K_OK : RT_K_ENOMEM;
-    if (st == RT_K_OK)
-        st = add_chunk(h);
-    if (st == RT_K_OK)
-        st = add_chunk(h);
+    if (st == RT_K_OK) st = add_chunk(h);
+    if (st == RT_K_OK) st = add_chunk(h);
     if (st != RT_K_OK) {
         rt_khash_free(h);
         return st;
@@ -217,8 +206,7 @@ rt_kstatus rt_khash_create(const rt_khash_cfg *cfg, rt_khash **out)
 
 void rt_khash_free(rt_khash *h)
 {
-    if (!h)
-        return;
+    if (!h) return;
     for (int64_t c = 0; c < h->nchunks; c++)
         chunk_release(&h->chunks[c]);
     free(h->chunks);
@@ -228,33 +216,51 @@ void rt_khash_free(rt_khash *h)
     free(h);
 }
 
-int64_t rt_khash_size(const rt_khash *h) { return h->live; }
-int64_t rt_khash_slots(const rt_khash *h) { return h->nslots; }
-int64_t rt_khash_chunks(const rt_khash *h) { return h->nchunks; }
-int64_t rt_khash_dim(const rt_khash *h) { return h->cfg.dim; }
-int64_t rt_khash_clock(const rt_khash *h) { return h->clock; }
+int64_t rt_khash_size(const rt_khash *h)
+{
+    return h->live;
+}
+int64_t rt_khash_slots(const rt_khash *h)
+{
+    return h->nslots;
+}
+int64_t rt_khash_chunks(const rt_khash *h)
+{
+    return h->nchunks;
+}
+int64_t rt_khash_dim(const rt_khash *h)
+{
+    return h->cfg.dim;
+}
+int64_t rt_khash_clock(const rt_khash *h)
+{
+    return h->clock;
+}
 
 static rt_kstatus check_keys(const rt_khash *h, const int64_t *keys, int64_t n)
 {
-    if (!h || n < 0 || (n > 0 && !keys))
-        return RT_K_EINVAL;
+    if (!h || n < 0 || (n > 0 && !keys)) return RT_K_EINVAL;
     for (int64_t i = 0; i < n; i++)
-        if (key_reserved(keys[i]))
-            return RT_K_EINVAL;
+        if (key_reserved(keys[i])) return RT_K_EINVAL;
     return RT_K_OK;
 }
 
 rt_kstatus rt_khash_find(rt_khash *h, const int64_t *keys, int64_t n, int64_t *rows)
 {
     rt_kstatus st = check_keys(h, keys, n);
-    if (st != RT_K_OK || (n > 0 && !rows))
-        return st != RT_K_OK ? st : RT_K_EINVAL;
+    if (st != RT_K_OK || (n > 0 && !rows)) return st != RT_K_OK ? st : RT_K_EINVAL;
     h->clock++;
+    const uint64_t mask = (uint64_t)h->nslots - 1;
     for (int64_t i = 0; i < n; i++) {
+        /* Batched lookups are independent: fetch a later key's home slot meanwhile. */
+        if (i + PROBE_AHEAD < n) {
+            const uint64_t home = rt_khash_home(keys[i + PROBE_AHEAD], mask);
+            __builtin_prefetch(&h->slot_key[home], 0, 0);
+            __builtin_prefetch(&h->slot_row[home], 0, 0);
+        }
         const int64_t s = probe_find(h, keys[i]);
         rows[i] = s < 0 ? -1 : h->slot_row[s];
-        if (s >= 0)
-            touch(h, rows[i]);
+        if (s >= 0) touch(h, rows[i]);
     }
     return RT_K_OK;
 }
@@ -263,16 +269,13 @@ rt_kstatus rt_khash_insert(rt_khash *h, const int64_t *keys, const float *values
                            int64_t *rows)
 {
     rt_kstatus st = check_keys(h, keys, n);
-    if (st != RT_K_OK || (n > 0 && !values))
-        return st != RT_K_OK ? st : RT_K_EINVAL;
+    if (st != RT_K_OK || (n > 0 && !values)) return st != RT_K_OK ? st : RT_K_EINVAL;
     for (int64_t i = 0; i < n; i++) {
         const int64_t s = probe_find(h, keys[i]);
         int64_t row = s < 0 ? -1 : h->slot_row[s];
-        if (s < 0 && (st = insert_new(h, keys[i], &row)) != RT_K_OK)
-            return st;
+        if (s < 0 && (st = insert_new(h, keys[i], &row)) != RT_K_OK) return st;
         memcpy(rt_khash_row(h, row), values + i * h->cfg.dim, (size_t)h->cfg.dim * sizeof(float));
-        if (rows)
-            rows[i] = row;
+        if (rows) rows[i] = row;
     }
     return RT_K_OK;
 }
@@ -281,8 +284,7 @@ rt_kstatus rt_khash_find_or_insert(rt_khash *h, const int64_t *keys, int64_t n, 
                                    int64_t *n_new)
 {
     rt_kstatus st = check_keys(h, keys, n);
-    if (st != RT_K_OK || (n > 0 && !rows))
-        return st != RT_K_OK ? st : RT_K_EINVAL;
+    if (st != RT_K_OK || (n > 0 && !rows)) return st != RT_K_OK ? st : RT_K_EINVAL;
     h->clock++;
     int64_t added = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -290,14 +292,12 @@ rt_kstatus rt_khash_find_or_insert(rt_khash *h, const int64_t *keys, int64_t n, 
         if (s >= 0) {
             rows[i] = h->slot_row[s];
         } else {
-            if ((st = insert_new(h, keys[i], &rows[i])) != RT_K_OK)
-                return st;
+            if ((st = insert_new(h, keys[i], &rows[i])) != RT_K_OK) return st;
             added++;
         }
         touch(h, rows[i]);
     }
-    if (n_new)
-        *n_new = added;
+    if (n_new) *n_new = added;
     return RT_K_OK;
 }
 
@@ -306,8 +306,7 @@ static rt_kstatus erase_slot(rt_khash *h, int64_t s)
     if (h->nfree == h->free_cap) {
         const int64_t cap = h->free_cap ? 2 * h->free_cap : 64;
         int64_t *grown = realloc(h->free_rows, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return RT_K_ENOMEM;
+        if (!grown) return RT_K_ENOMEM;
         h->free_rows = grown;
         h->free_cap = cap;
     }
@@ -327,8 +326,7 @@ rt_kstatus rt_khash_erase(rt_khash *h, const int64_t *keys, int64_t n)
     rt_kstatus st = check_keys(h, keys, n);
     for (int64_t i = 0; st == RT_K_OK && i < n; i++) {
         const int64_t s = probe_find(h, keys[i]);
-        if (s >= 0)
-            st = erase_slot(h, s);
+        if (s >= 0) st = erase_slot(h, s);
     }
     return st;
 }
@@ -341,8 +339,7 @@ typedef struct {
 static int victim_cmp(const void *pa, const void *pb)
 {
     const victim *a = pa, *b = pb;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
     return (a->key > b->key) - (a->key < b->key);
 }
 
@@ -352,15 +349,12 @@ rt_kstatus rt_khash_evict(rt_khash *h, rt_kevict policy, int64_t max_evict, int6
     if (!h || !n_evicted || max_evict < 0 || (policy != RT_KEVICT_LRU && policy != RT_KEVICT_LFU))
         return RT_K_EINVAL;
     *n_evicted = 0;
-    if (h->live == 0 || max_evict == 0)
-        return RT_K_OK;
+    if (h->live == 0 || max_evict == 0) return RT_K_OK;
     victim *v = malloc((size_t)h->live * sizeof *v);
-    if (!v)
-        return RT_K_ENOMEM;
+    if (!v) return RT_K_ENOMEM;
     int64_t nv = 0;
     for (int64_t s = 0; s < h->nslots; s++) {
-        if (key_reserved(h->slot_key[s]))
-            continue;
+        if (key_reserved(h->slot_key[s])) continue;
         int64_t at;
         const chunk *c = chunk_of(h, h->slot_row[s], &at);
         v[nv++] = (victim){policy == RT_KEVICT_LRU ? c->stamp[at] : c->count[at], h->slot_key[s]};
@@ -370,10 +364,8 @@ rt_kstatus rt_khash_evict(rt_khash *h, rt_kevict policy, int64_t max_evict, int6
     rt_kstatus st = RT_K_OK;
     for (int64_t i = 0; i < m && st == RT_K_OK; i++) {
         st = erase_slot(h, probe_find(h, v[i].key));
-        if (st == RT_K_OK && evicted)
-            evicted[i] = v[i].key;
-        if (st == RT_K_OK)
-            (*n_evicted)++;
+        if (st == RT_K_OK && evicted) evicted[i] = v[i].key;
+        if (st == RT_K_OK) (*n_evicted)++;
     }
     free(v);
     return st;
@@ -381,8 +373,7 @@ rt_kstatus rt_khash_evict(rt_khash *h, rt_kevict policy, int64_t max_evict, int6
 
 float *rt_khash_row(rt_khash *h, int64_t row)
 {
-    if (!h || row < 0 || row >= h->next_row)
-        return NULL;
+    if (!h || row < 0 || row >= h->next_row) return NULL;
     int64_t at;
     chunk *c = chunk_of(h, row, &at);
     return c->owner[at] == RT_KHASH_EMPTY ? NULL : c->values + at * h->cfg.dim;
@@ -390,14 +381,11 @@ float *rt_khash_row(rt_khash *h, int64_t row)
 
 rt_kstatus rt_khash_counters(const rt_khash *h, int64_t row, int64_t *last_access, int64_t *count)
 {
-    if (!h || !last_access || !count)
-        return RT_K_EINVAL;
-    if (row < 0 || row >= h->next_row)
-        return RT_K_ERANGE;
+    if (!h || !last_access || !count) return RT_K_EINVAL;
+    if (row < 0 || row >= h->next_row) return RT_K_ERANGE;
     int64_t at;
     const chunk *c = chunk_of(h, row, &at);
-    if (c->owner[at] == RT_KHASH_EMPTY)
-        return RT_K_ERANGE;
+    if (c->owner[at] == RT_KHASH_EMPTY) return RT_K_ERANGE;
     *last_access = c->stamp[at];
     *count = c->count[at];
     return RT_K_OK;
@@ -406,11 +394,9 @@ rt_kstatus rt_khash_counters(const rt_khash *h, int64_t row, int64_t *last_acces
 rt_kstatus rt_khash_gather(rt_khash *h, const int64_t *keys, int64_t n, float *out)
 {
     rt_kstatus st = check_keys(h, keys, n);
-    if (st != RT_K_OK || (n > 0 && !out))
-        return st != RT_K_OK ? st : RT_K_EINVAL;
+    if (st != RT_K_OK || (n > 0 && !out)) return st != RT_K_OK ? st : RT_K_EINVAL;
     for (int64_t i = 0; i < n; i++)
-        if (probe_find(h, keys[i]) < 0)
-            return RT_K_ERANGE;
+        if (probe_find(h, keys[i]) < 0) return RT_K_ERANGE;
     h->clock++;
     const size_t bytes = (size_t)h->cfg.dim * sizeof(float);
     for (int64_t i = 0; i < n; i++) {

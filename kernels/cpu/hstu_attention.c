@@ -63,8 +63,7 @@ rt_kstatus rt_kcpu_hstu_attn_bwd(const float *q, const float *k, const float *v,
     memset(dq, 0, bytes);
     memset(dk, 0, bytes);
     memset(dv, 0, bytes);
-    if (drab)
-        memset(drab, 0, (size_t)(c->heads * c->nbias) * sizeof *drab);
+    if (drab) memset(drab, 0, (size_t)(c->heads * c->nbias) * sizeof *drab);
     for (int64_t s = 0; s < nseq; s++)
         for (int64_t h = 0; h < c->heads; h++)
             for (int64_t i = offsets[s]; i < offsets[s + 1]; i++) {
@@ -75,7 +74,8 @@ rt_kstatus rt_kcpu_hstu_attn_bwd(const float *q, const float *k, const float *v,
                     const float x = logit(c, rab, h, i - j, qi, k + at);
                     const float sig = 1.0f / (1.0f + expf(-x));
                     const float a = x * sig * c->inv_n;
-                    const float dx = dot(doi, v + at, hd) * c->inv_n * sig * (1.0f + x * (1.0f - sig));
+                    const float dx =
+                        dot(doi, v + at, hd) * c->inv_n * sig * (1.0f + x * (1.0f - sig));
                     for (int64_t e = 0; e < hd; e++) {
                         dv[at + e] += a * doi[e];
                         dqi[e] += c->alpha * dx * k[at + e];

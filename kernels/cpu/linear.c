@@ -15,8 +15,7 @@ rt_kstatus rt_kcpu_linear_fwd(const float *x, int64_t batch, int64_t in, int64_t
     if (batch < 0 || in <= 0 || out <= 0 || !act_ok(act) || !w || (batch > 0 && (!x || !y)))
         return RT_K_EINVAL;
     rt_kstatus st = rt_kcpu_gemm(0, 1, batch, out, in, 1.0f, x, in, w, in, 0.0f, y, out);
-    if (st != RT_K_OK)
-        return st;
+    if (st != RT_K_OK) return st;
     for (int64_t b = 0; b < batch; b++) {
         float *row = y + b * out;
         for (int64_t o = 0; o < out; o++) {
@@ -37,8 +36,7 @@ rt_kstatus rt_kcpu_linear_bwd(const float *x, const float *y, const float *dy, i
         (batch > 0 && (!x || !y || !dy)))
         return RT_K_EINVAL;
     float *dz = malloc((size_t)(batch * out > 0 ? batch * out : 1) * sizeof *dz);
-    if (!dz)
-        return RT_K_ENOMEM;
+    if (!dz) return RT_K_ENOMEM;
     for (int64_t i = 0; i < batch * out; i++)
         dz[i] = act == RT_KACT_RELU      ? (y[i] > 0.0f ? dy[i] : 0.0f)
                 : act == RT_KACT_SIGMOID ? dy[i] * y[i] * (1.0f - y[i])

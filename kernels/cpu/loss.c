@@ -7,8 +7,7 @@
 rt_kstatus rt_kcpu_bce_logits(const float *logits, const float *labels, int64_t n, float *loss,
                               float *dlogits)
 {
-    if (n <= 0 || !logits || !labels || !loss || !dlogits)
-        return RT_K_EINVAL;
+    if (n <= 0 || !logits || !labels || !loss || !dlogits) return RT_K_EINVAL;
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         const float z = logits[i], y = labels[i];
@@ -25,16 +24,15 @@ rt_kstatus rt_kcpu_sampled_softmax(const float *q, const float *pos, const float
                                    float temperature, float *loss, float *dq, float *dpos,
                                    float *dneg)
 {
-    if (batch <= 0 || nneg < 0 || d <= 0 || !(temperature > 0.0f) || !q || !pos || !loss ||
-        !dq || !dpos || (nneg > 0 && (!neg || !dneg)))
+    if (batch <= 0 || nneg < 0 || d <= 0 || !(temperature > 0.0f) || !q || !pos || !loss || !dq ||
+        !dpos || (nneg > 0 && (!neg || !dneg)))
         return RT_K_EINVAL;
     float *lg = malloc((size_t)(batch * (nneg + 1)) * sizeof *lg);
-    if (!lg)
-        return RT_K_ENOMEM;
+    if (!lg) return RT_K_ENOMEM;
     const float inv_t = 1.0f / temperature;
     /* Columns 1..nneg of each row of lg hold q . neg_k, column 0 q . pos. */
-    rt_kstatus st = rt_kcpu_gemm(0, 1, batch, nneg, d, inv_t, q, d, neg ? neg : q, d, 0.0f,
-                                 lg + 1, nneg + 1);
+    rt_kstatus st =
+        rt_kcpu_gemm(0, 1, batch, nneg, d, inv_t, q, d, neg ? neg : q, d, 0.0f, lg + 1, nneg + 1);
     if (st != RT_K_OK) {
         free(lg);
         return st;

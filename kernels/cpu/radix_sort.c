@@ -10,8 +10,7 @@ static uint64_t sortable(int64_t k)
 void rt_kcpu_sort_pairs(int64_t *keys, int64_t *vals, int64_t n, int64_t *tmp_keys,
                         int64_t *tmp_vals)
 {
-    if (n < 2)
-        return;
+    if (n < 2) return;
     int64_t count[8][256];
     memset(count, 0, sizeof count);
     for (int64_t i = 0; i < n; i++) {
@@ -22,8 +21,7 @@ void rt_kcpu_sort_pairs(int64_t *keys, int64_t *vals, int64_t n, int64_t *tmp_ke
     int64_t *src_k = keys, *src_v = vals, *dst_k = tmp_keys, *dst_v = tmp_vals;
     for (int p = 0; p < 8; p++) {
         const uint64_t first = (sortable(src_k[0]) >> (8 * p)) & 0xff;
-        if (count[p][first] == n)
-            continue;
+        if (count[p][first] == n) continue;
         int64_t start[256];
         int64_t sum = 0;
         for (int b = 0; b < 256; b++) {

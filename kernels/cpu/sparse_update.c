@@ -22,8 +22,7 @@ int64_t rt_kopt_state_len(rt_koptim kind, int which, int64_t rows, int64_t dim)
 
 static bool opt_ok(const rt_kopt *opt, rt_kopt_state st)
 {
-    if (!opt)
-        return false;
+    if (!opt) return false;
     switch (opt->kind) {
     case RT_KOPT_SGD:
         return true;
@@ -87,10 +86,8 @@ rt_kstatus rt_kcpu_sparse_update(rt_ktable *t, rt_kopt_state st, const rt_kopt *
         (offsets && !rt_kcpu_offsets_ok(offsets, nbags, &n)) || (n > 0 && (!ids || !grad_out)) ||
         (pool != RT_KPOOL_SUM && pool != RT_KPOOL_MEAN))
         return RT_K_EINVAL;
-    if (!rt_kcpu_ids_in_range(ids, n, t->rows))
-        return RT_K_ERANGE;
-    if (n == 0)
-        return RT_K_OK;
+    if (!rt_kcpu_ids_in_range(ids, n, t->rows)) return RT_K_ERANGE;
+    if (n == 0) return RT_K_OK;
     const int64_t d = t->dim;
     int64_t *keys = malloc((size_t)n * 4 * sizeof *keys);
     float *g = malloc((size_t)d * 2 * sizeof *g);

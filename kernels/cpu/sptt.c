@@ -7,21 +7,16 @@
 rt_kstatus rt_kcpu_block_transpose(const void *in, size_t row_bytes, int64_t a, int64_t b,
                                    const int64_t *sizes, void *out)
 {
-    if (a < 0 || b < 0 || row_bytes == 0 || (a * b > 0 && !sizes))
-        return RT_K_EINVAL;
+    if (a < 0 || b < 0 || row_bytes == 0 || (a * b > 0 && !sizes)) return RT_K_EINVAL;
     int64_t total = 0;
     for (int64_t i = 0; i < a * b; i++) {
-        if (sizes[i] < 0)
-            return RT_K_EINVAL;
+        if (sizes[i] < 0) return RT_K_EINVAL;
         total += sizes[i];
     }
-    if (total > 0 && (!in || !out))
-        return RT_K_EINVAL;
-    if (total == 0)
-        return RT_K_OK;
+    if (total > 0 && (!in || !out)) return RT_K_EINVAL;
+    if (total == 0) return RT_K_OK;
     int64_t *src_start = malloc((size_t)(a * b) * sizeof *src_start);
-    if (!src_start)
-        return RT_K_ENOMEM;
+    if (!src_start) return RT_K_ENOMEM;
     int64_t at = 0;
     for (int64_t i = 0; i < a * b; i++) {
         src_start[i] = at;

@@ -31,11 +31,9 @@ bool rt_kcpu_table_ok(const rt_ktable *t)
 
 bool rt_kcpu_offsets_ok(const int64_t *offsets, int64_t nseg, int64_t *total)
 {
-    if (nseg < 0 || !offsets || offsets[0] != 0)
-        return false;
+    if (nseg < 0 || !offsets || offsets[0] != 0) return false;
     for (int64_t s = 0; s < nseg; s++)
-        if (offsets[s + 1] < offsets[s])
-            return false;
+        if (offsets[s + 1] < offsets[s]) return false;
     *total = offsets[nseg];
     return true;
 }
@@ -43,7 +41,6 @@ bool rt_kcpu_offsets_ok(const int64_t *offsets, int64_t nseg, int64_t *total)
 bool rt_kcpu_ids_in_range(const int64_t *ids, int64_t n, int64_t rows)
 {
     for (int64_t i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= rows)
-            return false;
+        if (ids[i] < 0 || ids[i] >= rows) return false;
     return true;
 }

@@ -33,8 +33,7 @@
 #define RT_K_TRY(expr)                                                                             \
     do {                                                                                           \
         const rt_kstatus rt_s_ = (expr);                                                           \
-        if (rt_s_ != RT_K_OK)                                                                      \
-            return rt_s_;                                                                          \
+        if (rt_s_ != RT_K_OK) return rt_s_;                                                        \
     } while (0)
 
 #endif

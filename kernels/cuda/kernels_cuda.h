@@ -9,7 +9,7 @@
 
 #include "kernels.h"
 
-#include <cuda_runtime.h>
+#include <cuda_runtime_api.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,8 +33,8 @@ rt_kstatus rt_kcuda_gather_pool(const rt_ktable *t, const int64_t *ids, const in
                                 int64_t nbags, rt_kpool pool, float *out, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_sequence_lookup(const rt_ktable *t, const int64_t *ids, int64_t n, float *out,
                                     rt_kcuda_ctx *c);
-rt_kstatus rt_kcuda_gather_rows(const float *src, int64_t src_rows, int64_t dim,
-                                const int64_t *idx, int64_t n, float *dst, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_gather_rows(const float *src, int64_t src_rows, int64_t dim, const int64_t *idx,
+                                int64_t n, float *dst, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_scatter_add_rows(const float *src, int64_t n, int64_t dim, const int64_t *idx,
                                      int64_t dst_rows, float *dst, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_sparse_update(rt_ktable *t, rt_kopt_state st, const rt_kopt *opt,
@@ -50,8 +50,7 @@ rt_kstatus rt_kcuda_segment_unique(const int64_t *ids, const int64_t *offsets, i
 rt_kstatus rt_kcuda_compose_index(const int64_t *outer, int64_t n, const int64_t *inner,
                                   int64_t inner_n, int64_t *out, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_recover(const float *recv, int64_t recv_rows, int64_t dim, const int64_t *i_s,
-                            int64_t nu, const int64_t *i_u, int64_t n, float *out,
-                            rt_kcuda_ctx *c);
+                            int64_t nu, const int64_t *i_u, int64_t n, float *out, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_bucketize(const int64_t *ids, const int64_t *offsets, int64_t nseg,
                               const int32_t *seg_rank, rt_kbucket_fn fn, int32_t nranks,
                               int64_t *out_ids, int64_t *pos, int64_t *rank_offsets,
@@ -91,11 +90,10 @@ rt_kstatus rt_kcuda_dot_interact_bwd(const float *t, const float *dout, int64_t 
 rt_kstatus rt_kcuda_dcn_cross_fwd(const float *x0, const float *xl, int64_t batch, int64_t d,
                                   int64_t r, const float *u, const float *v, const float *bias,
                                   float *p, float *q, float *y, rt_kcuda_ctx *c);
-rt_kstatus rt_kcuda_dcn_cross_bwd(const float *x0, const float *xl, const float *p,
-                                  const float *q, const float *dy, int64_t batch, int64_t d,
-                                  int64_t r, const float *u, const float *v, float *dx0,
-                                  float *dxl, float *du, float *dv, float *dbias,
-                                  rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_dcn_cross_bwd(const float *x0, const float *xl, const float *p, const float *q,
+                                  const float *dy, int64_t batch, int64_t d, int64_t r,
+                                  const float *u, const float *v, float *dx0, float *dxl, float *du,
+                                  float *dv, float *dbias, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_jagged_to_dense(const float *values, const int64_t *offsets, int64_t nseg,
                                     int64_t d, int64_t max_len, float pad, float *dense,
                                     rt_kcuda_ctx *c);

@@ -23,8 +23,7 @@ static inline int rt_tcheck_at(rt_tctx *t, int ok, const char *what, const char 
     t->checks++;
     if (!ok) {
         t->failures++;
-        if (t->failures <= 20)
-            fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+        if (t->failures <= 20) fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
     }
     return ok;
 }

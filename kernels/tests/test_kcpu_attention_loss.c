@@ -6,7 +6,10 @@
 
 #include <string.h>
 
-static double silu(double x) { return x / (1 + exp(-x)); }
+static double silu(double x)
+{
+    return x / (1 + exp(-x));
+}
 
 /* HSTU: packed params q | k | v | rab, loss = sum(out * dout). */
 typedef struct {
@@ -30,7 +33,8 @@ static double hstu_loss(const double *p, const void *vctx)
                     for (int64_t e = 0; e < E; e++)
                         dot += q[i * S + h * E + e] * k[j * S + h * E + e];
                     const int64_t bucket = i - j < x->c.nbias - 1 ? i - j : x->c.nbias - 1;
-                    const double a = silu(x->c.alpha * dot + rab[h * x->c.nbias + bucket]) * x->c.inv_n;
+                    const double a =
+                        silu(x->c.alpha * dot + rab[h * x->c.nbias + bucket]) * x->c.inv_n;
                     for (int64_t e = 0; e < E; e++)
                         loss += a * v[j * S + h * E + e] * x->dout[i * S + h * E + e];
                 }

@@ -17,8 +17,8 @@ static double *to_double(const float *x, int64_t n)
 static void test_gemm(rt_tctx *t, rt_trng *r, int64_t m, int64_t n, int64_t k, int ta, int tb)
 {
     const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
-    float *a = rt_talloc((size_t)((ta ? k : m) * lda) * 4), *b = rt_talloc((size_t)((tb ? n : k) * ldb) * 4),
-          *c = rt_talloc((size_t)(m * ldc) * 4);
+    float *a = rt_talloc((size_t)((ta ? k : m) * lda) * 4),
+          *b = rt_talloc((size_t)((tb ? n : k) * ldb) * 4), *c = rt_talloc((size_t)(m * ldc) * 4);
     rt_tfill(r, a, (ta ? k : m) * lda, -1, 1);
     rt_tfill(r, b, (tb ? n : k) * ldb, -1, 1);
     rt_tfill(r, c, m * ldc, -1, 1);
@@ -64,8 +64,9 @@ static void test_linear(rt_tctx *t, rt_trng *r, int64_t batch, int64_t in, int64
             const double yv = act_d(act, z);
             yw[b * out + o] = yv;
             const double g = dy[b * out + o];
-            dz[b * out + o] = act == RT_KACT_RELU ? (z > 0 ? g : 0)
-                              : act == RT_KACT_SIGMOID ? g * yv * (1 - yv) : g;
+            dz[b * out + o] = act == RT_KACT_RELU      ? (z > 0 ? g : 0)
+                              : act == RT_KACT_SIGMOID ? g * yv * (1 - yv)
+                                                       : g;
         }
     for (int64_t b = 0; b < batch; b++)
         for (int64_t o = 0; o < out; o++) {
@@ -89,10 +90,12 @@ static void test_dot(rt_tctx *t, rt_trng *r, int64_t batch, int64_t nf, int64_t 
 {
     const int64_t np = nf * (nf - 1) / 2;
     float *x = rt_talloc((size_t)(batch * nf * d) * 4), *out = rt_talloc((size_t)(batch * np) * 4),
-          *dout = rt_talloc((size_t)(batch * np) * 4), *dx = rt_talloc((size_t)(batch * nf * d) * 4);
+          *dout = rt_talloc((size_t)(batch * np) * 4),
+          *dx = rt_talloc((size_t)(batch * nf * d) * 4);
     rt_tfill(r, x, batch * nf * d, -1, 1);
     rt_tfill(r, dout, batch * np, -1, 1);
-    double *want = rt_talloc((size_t)(batch * np) * 8), *dwant = calloc((size_t)(batch * nf * d), 8);
+    double *want = rt_talloc((size_t)(batch * np) * 8),
+           *dwant = calloc((size_t)(batch * nf * d), 8);
     for (int64_t b = 0; b < batch; b++) {
         int64_t p = 0;
         for (int64_t i = 1; i < nf; i++)
@@ -163,9 +166,9 @@ static void test_dcn(rt_tctx *t, rt_trng *r, int64_t B, int64_t D, int64_t R)
     }
     RT_TCLOSE(t, "dcn y", y, yd, B * D, 1e-5, 1e-5);
     float *g = grad;
-    RT_TCHECK(t, rt_kcpu_dcn_cross_bwd(x0, xl, P, Q, dy, B, D, R, u, v, g, g + B * D,
-                                       g + 2 * B * D, g + 2 * B * D + D * R,
-                                       g + 2 * B * D + 2 * D * R) == RT_K_OK);
+    RT_TCHECK(t,
+              rt_kcpu_dcn_cross_bwd(x0, xl, P, Q, dy, B, D, R, u, v, g, g + B * D, g + 2 * B * D,
+                                    g + 2 * B * D + D * R, g + 2 * B * D + 2 * D * R) == RT_K_OK);
     rt_tfdiff(dcn_loss, pd, np, &c, gw);
     RT_TCLOSE(t, "dcn grads", grad, gw, np, 1e-3, 1e-4);
     free(pf), free(dy), free(P), free(Q), free(y), free(grad), free(pd), free(gw), free(yd);
@@ -175,10 +178,12 @@ static void test_jagged(rt_tctx *t, rt_trng *r, int64_t nseg, int64_t d, int64_t
 {
     int64_t *off = rt_talloc((size_t)(nseg + 1) * 8);
     const int64_t n = rt_toffsets(r, off, nseg, max_len + 3, 1);
-    float *vals = rt_talloc((size_t)(n * d) * 4), *dense = rt_talloc((size_t)(nseg * max_len * d) * 4),
+    float *vals = rt_talloc((size_t)(n * d) * 4),
+          *dense = rt_talloc((size_t)(nseg * max_len * d) * 4),
           *back = rt_talloc((size_t)(n * d) * 4);
     rt_tfill(r, vals, n * d, -1, 1);
-    double *want = rt_talloc((size_t)(nseg * max_len * d) * 8), *bwant = rt_talloc((size_t)(n * d) * 8);
+    double *want = rt_talloc((size_t)(nseg * max_len * d) * 8),
+           *bwant = rt_talloc((size_t)(n * d) * 8);
     for (int64_t s = 0; s < nseg; s++)
         for (int64_t i = 0; i < max_len; i++)
             for (int64_t e = 0; e < d; e++)

@@ -16,7 +16,7 @@ static void test_f16_known_values(rt_tctx *t)
     RT_TCHECK(t, rt_kf32_to_f16(1.0f) == 0x3c00);
     RT_TCHECK(t, rt_kf32_to_f16(-2.0f) == 0xc000);
     RT_TCHECK(t, rt_kf32_to_f16(65504.0f) == 0x7bff);
-    RT_TCHECK(t, rt_kf32_to_f16(65520.0f) == 0x7c00); /* halfway to 2^16 rounds to infinity */
+    RT_TCHECK(t, rt_kf32_to_f16(65520.0f) == 0x7c00);      /* halfway to 2^16 rounds to infinity */
     RT_TCHECK(t, rt_kf32_to_f16(5.9604645e-8f) == 0x0001); /* 2^-24, smallest subnormal */
     RT_TCHECK(t, rt_kf32_to_f16(2.9802322e-8f) == 0x0000); /* 2^-25 ties to even zero */
     RT_TCHECK(t, rt_kf32_to_f16(0.1f) == 0x2e66);
@@ -44,11 +44,9 @@ static void test_round_trips(rt_tctx *t)
     int bad16 = 0, bad_bf = 0;
     for (uint32_t h = 0; h < 65536; h++) {
         const float f = rt_kf16_to_f32((uint16_t)h);
-        if (!isnan(f) && rt_kf32_to_f16(f) != h)
-            bad16++;
+        if (!isnan(f) && rt_kf32_to_f16(f) != h) bad16++;
         const float b = rt_kbf16_to_f32((uint16_t)h);
-        if (!isnan(b) && rt_kf32_to_bf16(b) != h)
-            bad_bf++;
+        if (!isnan(b) && rt_kf32_to_bf16(b) != h) bad_bf++;
     }
     RT_TCHECK(t, bad16 == 0);
     RT_TCHECK(t, bad_bf == 0);
@@ -57,12 +55,10 @@ static void test_round_trips(rt_tctx *t)
     int over = 0;
     for (int i = 0; i < 100000; i++) {
         const float x = rt_tuniform(&r, -1000.0f, 1000.0f);
-        if (fabsf(x) < 1e-3f)
-            continue;
+        if (fabsf(x) < 1e-3f) continue;
         const double e16 = fabs((double)rt_kf16_to_f32(rt_kf32_to_f16(x)) - x) / fabs(x);
         const double ebf = fabs((double)rt_kbf16_to_f32(rt_kf32_to_bf16(x)) - x) / fabs(x);
-        if (e16 > 1.0 / 2048.0 || ebf > 1.0 / 256.0)
-            over++;
+        if (e16 > 1.0 / 2048.0 || ebf > 1.0 / 256.0) over++;
     }
     RT_TCHECK(t, over == 0);
 }

@@ -55,8 +55,7 @@ static void test_random_ops(rt_tctx *t, rt_trng *r)
             int64_t n_new = -1, expect_new = 0;
             char *fresh = calloc((size_t)m.n, 1);
             for (int i = 0; i < B; i++)
-                if (!m.live[idx[i]] && !fresh[idx[i]])
-                    fresh[idx[i]] = 1, expect_new++;
+                if (!m.live[idx[i]] && !fresh[idx[i]]) fresh[idx[i]] = 1, expect_new++;
             ok &= rt_khash_find_or_insert(h, keys, B, rows, &n_new) == RT_K_OK;
             ok &= n_new == expect_new;
             for (int i = 0; i < B; i++) {

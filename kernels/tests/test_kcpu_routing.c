@@ -71,7 +71,8 @@ static void test_bucketize_random(rt_tctx *t, rt_trng *r, int64_t nseg, int32_t 
         ok &= sum == roff[k + 1] - roff[k];
     }
     RT_TCHECK(t, ok);
-    free(seen), free(off), free(ids), free(out), free(pos), free(roff), free(counts), free(seg_rank);
+    free(seen), free(off), free(ids), free(out), free(pos), free(roff), free(counts),
+        free(seg_rank);
 }
 
 static void test_sptt(rt_tctx *t)

@@ -20,14 +20,12 @@ static void reference_update(const rt_kopt *o, int64_t rows, int64_t d, const in
         }
     }
     for (int64_t r = 0; r < rows; r++) {
-        if (!touched[r])
-            continue;
+        if (!touched[r]) continue;
         double *gr = g + r * d, *wr = w + r * d;
         double sq = 0;
         for (int64_t j = 0; j < d; j++)
             sq += gr[j] * gr[j];
-        if (o->kind == RT_KOPT_ROWWISE_ADAGRAD)
-            s0[r] += sq / (double)d;
+        if (o->kind == RT_KOPT_ROWWISE_ADAGRAD) s0[r] += sq / (double)d;
         for (int64_t j = 0; j < d; j++) {
             const int64_t k = r * d + j;
             switch (o->kind) {
@@ -60,7 +58,8 @@ static void check(rt_tctx *t, rt_trng *r, rt_koptim kind, int64_t rows, int64_t 
                   int sequence, rt_kpool pool, int steps)
 {
     rt_kopt o = {kind, 0.05f, 1e-3f, 0.9f, 0.999f, 1};
-    const int64_t n0 = rt_kopt_state_len(kind, 0, rows, d), n1 = rt_kopt_state_len(kind, 1, rows, d);
+    const int64_t n0 = rt_kopt_state_len(kind, 0, rows, d),
+                  n1 = rt_kopt_state_len(kind, 1, rows, d);
     float *w = rt_talloc((size_t)(rows * d) * sizeof *w), *s0 = rt_talloc((size_t)n0 * 4),
           *s1 = rt_talloc((size_t)n1 * 4);
     double *ww = rt_talloc((size_t)(rows * d) * sizeof *ww), *ws0 = rt_talloc((size_t)n0 * 8),

@@ -1,0 +1,353 @@
+/* One actor per (rank, stream) walks that stream's ops in order, waiting for dependencies
+ * on the rank's other streams. A kernel sleeps its roofline time (an H2D kernel is a flow on
+ * the device's PCIe link instead). A collective synchronizes its group instance: the last
+ * member to arrive builds the instance's flows (simgrid_collectives.c), starts one flow actor
+ * per flow, waits for all of them and for the algorithm's per-step latencies, then releases
+ * the others. Every rank is simulated; a rank without costs of its own (statistical mode)
+ * uses its representative's. */
+#include "simgrid_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/cond.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
+
+#include "collective_model.h"
+#include "simgrid_collectives.h"
+
+/* Every SimGrid call that can report failure goes through this: a NULL handle or a
+ * non-zero status ends the simulation process with the call named in the message. */
+#define RT_SG_CHECK(sim, expr)                                                                     \
+    do {                                                                                           \
+        if (!(expr)) sim_fail((sim), "SimGrid call failed: " #expr);                               \
+    } while (0)
+
+typedef struct instance {
+    int arrived, left;
+    sg_sem_t sem;
+    double start, end;
+} instance;
+
+typedef struct sim {
+    const rt_sg_job *job;
+    const rt_graph *g;
+    int n_ops, world;
+    sg_host_t *hosts;
+    unsigned char *done; /* [rank * n_ops + op] */
+    sg_cond_t *cond;     /* [rank] signalled when one of its ops ends */
+    sg_mutex_t *mutex;   /* [rank] */
+    instance **inst;     /* [op][instance], allocated when the op's first member arrives */
+    int *ops_of[RT_STREAM_COUNT];
+    int n_ops_of[RT_STREAM_COUNT];
+    rt_sg_flowset flows; /* scratch: filled and copied out without yielding */
+} sim;
+
+typedef struct rank_actor {
+    sim *S;
+    int rank;
+    int stream;
+} rank_actor;
+
+typedef struct flow_job {
+    sg_host_t src, dst;
+    double bytes;
+    sg_sem_t done;
+} flow_job;
+
+static void sim_fail(sim *S, const char *msg)
+{
+    rt_sg_out *o = S->job->out;
+    o->status = 1;
+    snprintf(o->msg, sizeof o->msg, "%s", msg);
+    fflush(NULL);
+    _Exit(3);
+}
+
+typedef struct op_ctx {
+    sim *S;
+    int op;
+} op_ctx;
+
+static const rt_op_cost *cost_of(void *ctx, int rank)
+{
+    const op_ctx *c = ctx;
+    return rt_graph_cost(c->S->g, c->op, c->S->job->rep_of[rank]);
+}
+
+static long at(const sim *S, int op, int rank)
+{
+    return (long)op * S->g->n_reps + S->job->rep_of[rank];
+}
+
+/* Ranks that are representatives report their times; the others only take part. */
+static void record(sim *S, int op, int rank, double start, double end)
+{
+    int rep = S->job->rep_of[rank];
+    if (S->g->rep_rank[rep] != rank) return;
+    S->job->out->start[(long)op * S->g->n_reps + rep] = start;
+    S->job->out->end[(long)op * S->g->n_reps + rep] = end;
+}
+
+static void mark_done(sim *S, int rank, int op)
+{
+    S->done[(long)rank * S->n_ops + op] = 1;
+    sg_mutex_lock(S->mutex[rank]);
+    sg_cond_notify_all(S->cond[rank]);
+    sg_mutex_unlock(S->mutex[rank]);
+}
+
+static void wait_deps(sim *S, int rank, int op)
+{
+    const int *deps = rt_graph_deps(S->g, op);
+    for (int i = 0; i < S->g->ops[op].n_deps; i++) {
+        const unsigned char *d = &S->done[(long)rank * S->n_ops + deps[i]];
+        if (*d) continue;
+        sg_mutex_lock(S->mutex[rank]);
+        while (!*d)
+            sg_cond_wait(S->cond[rank], S->mutex[rank]);
+        sg_mutex_unlock(S->mutex[rank]);
+    }
+}
+
+static void flow_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    flow_job *f = sg_actor_self_get_data();
+    sg_host_sendto(f->src, f->dst, f->bytes);
+    sg_sem_release(f->done);
+}
+
+/* Runs the flows in S->flows to completion, each as its own actor, and counts their bytes
+ * on their links. */
+static void run_flows(sim *S)
+{
+    rt_sg_flowset *fs = &S->flows;
+    int n = fs->n_flows;
+    if (n == 0) return;
+    flow_job *jobs = malloc(sizeof *jobs * (size_t)n);
+    sg_sem_t done = sg_sem_init(0);
+    if (!jobs) sim_fail(S, "out of memory for flows");
+    RT_SG_CHECK(S, done);
+    for (int i = 0; i < n; i++) {
+        const rt_sg_flow *fl = &fs->flows[i];
+        jobs[i] = (flow_job){S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->bytes, done};
+        for (int k = 0; k < fl->n_links; k++)
+            S->job->out->link_bytes[fl->links[k]] += fl->bytes;
+    }
+    S->job->out->flows += n;
+    /* Starting the actors yields: S->flows may be refilled by another call meanwhile, so
+     * everything needed was copied into JOBS first. */
+    for (int i = 0; i < n; i++) {
+        sg_actor_t a = sg_actor_init("flow", jobs[i].src);
+        RT_SG_CHECK(S, a);
+        sg_actor_set_data(a, &jobs[i]);
+        sg_actor_start(a, flow_main, 0, NULL);
+    }
+    for (int i = 0; i < n; i++)
+        sg_sem_acquire(done);
+    sg_sem_destroy(done);
+    free(jobs);
+}
+
+/* The group instance's traffic, then the latency the analytic model charges for its steps
+ * (the simulated links have none, see topology.h). */
+static void run_collective(sim *S, int op, int rank)
+{
+    const rt_sg_job *job = S->job;
+    const rt_op *o = &S->g->ops[op];
+    int base = rt_group_base(o->group, rank);
+    op_ctx ctx = {S, op};
+    rt_sg_call call = {.t = job->t,
+                       .kind = o->coll,
+                       .algo = job->algo[at(S, op, base)],
+                       .group = o->group,
+                       .base = base,
+                       .cost = cost_of,
+                       .ctx = &ctx};
+    const char *why = NULL;
+    rt_sg_flowset_clear(&S->flows);
+    if (rt_sg_collective_traffic(&call, &S->flows, &why) < 0 || rt_sg_flowset_finish(&S->flows) < 0)
+        sim_fail(S, why ? why : "out of memory for flows");
+    const rt_op_cost *c = cost_of(&ctx, base);
+    rt_coll_call model = {.kind = o->coll,
+                          .algo = call.algo,
+                          .group = o->group,
+                          .rank = base,
+                          .bytes = c->bytes,
+                          .send = c->send,
+                          .recv = c->recv};
+    rt_coll_time ct;
+    if (rt_coll_model_time(job->t, &model, &ct, &why) < 0) sim_fail(S, why);
+    run_flows(S);
+    sg_actor_sleep_for(ct.latency_s);
+}
+
+static int instance_index(rt_group gr, int base)
+{
+    return (base / (gr.size * gr.stride)) * gr.stride + base % gr.stride;
+}
+
+static void collective(sim *S, int op, int rank)
+{
+    rt_group gr = S->g->ops[op].group;
+    if (!S->inst[op]) {
+        S->inst[op] = calloc((size_t)(S->world / gr.size + 1), sizeof(instance));
+        if (!S->inst[op]) sim_fail(S, "out of memory for group instances");
+    }
+    instance *in = &S->inst[op][instance_index(gr, rt_group_base(gr, rank))];
+    if (in->arrived++ == 0) RT_SG_CHECK(S, in->sem = sg_sem_init(0));
+    if (in->arrived < gr.size) {
+        sg_sem_acquire(in->sem);
+    } else {
+        in->start = simgrid_get_clock();
+        run_collective(S, op, rank);
+        in->end = simgrid_get_clock();
+        for (int k = 1; k < gr.size; k++)
+            sg_sem_release(in->sem);
+    }
+    record(S, op, rank, in->start, in->end);
+    if (++in->left == gr.size) sg_sem_destroy(in->sem);
+}
+
+/* H2D copies are flows on the device's PCIe link, after the launch overhead and the link's
+ * latency. */
+static void host_copy(sim *S, int op, int rank)
+{
+    const rt_op_cost *c = rt_graph_cost(S->g, op, S->job->rep_of[rank]);
+    sg_actor_sleep_for(S->job->t->device.launch_overhead + S->job->t->node.host_latency);
+    rt_sg_flowset_clear(&S->flows);
+    int seg = rt_platform_pcie_segment(S->job->p, rank, 0);
+    if (rt_sg_flowset_add_segment(&S->flows, seg, c->bytes) < 0 ||
+        rt_sg_flowset_finish(&S->flows) < 0)
+        sim_fail(S, "out of memory for flows");
+    run_flows(S);
+}
+
+static void rank_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    rank_actor *ra = sg_actor_self_get_data();
+    sim *S = ra->S;
+    for (int i = 0; i < S->n_ops_of[ra->stream]; i++) {
+        int op = S->ops_of[ra->stream][i];
+        const rt_op *o = &S->g->ops[op];
+        wait_deps(S, ra->rank, op);
+        if (o->type == RT_OP_COLLECTIVE) {
+            collective(S, op, ra->rank);
+        } else {
+            double start = simgrid_get_clock();
+            if (o->kernel == RT_K_H2D)
+                host_copy(S, op, ra->rank);
+            else
+                sg_actor_sleep_for(S->job->kernel_s[at(S, op, ra->rank)]);
+            record(S, op, ra->rank, start, simgrid_get_clock());
+        }
+        mark_done(S, ra->rank, op);
+    }
+}
+
+static void sim_init(sim *S, const rt_sg_job *job)
+{
+    memset(S, 0, sizeof *S);
+    S->job = job;
+    S->g = job->g;
+    S->n_ops = job->g->n_ops;
+    S->world = job->g->world;
+    S->hosts = calloc((size_t)job->p->n_hosts, sizeof(sg_host_t));
+    S->done = calloc((size_t)S->world * (size_t)(S->n_ops ? S->n_ops : 1), 1);
+    S->cond = calloc((size_t)S->world, sizeof(sg_cond_t));
+    S->mutex = calloc((size_t)S->world, sizeof(sg_mutex_t));
+    S->inst = calloc((size_t)(S->n_ops ? S->n_ops : 1), sizeof(instance *));
+    for (int st = 0; st < RT_STREAM_COUNT; st++)
+        S->ops_of[st] = malloc(sizeof(int) * (size_t)(S->n_ops ? S->n_ops : 1));
+    if (!S->hosts || !S->done || !S->cond || !S->mutex || !S->inst || !S->ops_of[0] ||
+        !S->ops_of[1] || !S->ops_of[2] || rt_sg_flowset_init(&S->flows, job->p, job->pairs) < 0)
+        sim_fail(S, "out of memory");
+    for (int op = 0; op < S->n_ops; op++) {
+        int st = S->g->ops[op].stream;
+        S->ops_of[st][S->n_ops_of[st]++] = op;
+    }
+}
+
+static void find_hosts(sim *S)
+{
+    char name[64];
+    for (int h = 0; h < S->job->p->n_hosts; h++) {
+        rt_platform_host_name(S->job->p, h, name, sizeof name);
+        RT_SG_CHECK(S, S->hosts[h] = sg_host_by_name(name));
+    }
+}
+
+static void start_ranks(sim *S, rank_actor *actors)
+{
+    char name[48];
+    for (int r = 0; r < S->world; r++) {
+        RT_SG_CHECK(S, S->cond[r] = sg_cond_init());
+        RT_SG_CHECK(S, S->mutex[r] = sg_mutex_init());
+        for (int st = 0; st < RT_STREAM_COUNT; st++) {
+            if (!S->n_ops_of[st]) continue;
+            actors[r * RT_STREAM_COUNT + st] = (rank_actor){S, r, st};
+            snprintf(name, sizeof name, "rank-%d-%s", r, rt_stream_names[st]);
+            sg_actor_t a = sg_actor_init(name, S->hosts[rt_platform_gpu(S->job->p, r)]);
+            RT_SG_CHECK(S, a);
+            sg_actor_set_data(a, &actors[r * RT_STREAM_COUNT + st]);
+            sg_actor_start(a, rank_main, 0, NULL);
+        }
+    }
+}
+
+static int settings_argv(const rt_simgrid_settings *sg, char buf[][96], char **argv)
+{
+    int n = 0;
+    snprintf(buf[n++], 96, "rectwin-simgrid");
+    snprintf(buf[n++], 96, "--cfg=network/model:%s", rt_sg_model_names[sg->model]);
+    snprintf(buf[n++], 96, "--cfg=network/TCP-gamma:%.17g", sg->tcp_gamma);
+    snprintf(buf[n++], 96, "--cfg=network/crosstraffic:%d", sg->crosstraffic);
+    snprintf(buf[n++], 96, "--cfg=network/weight-S:%.17g", sg->weight_s);
+    snprintf(buf[n++], 96, "--cfg=network/bandwidth-factor:%.17g", sg->bandwidth_factor);
+    /* Actors here are shallow; small stacks keep thousands of them cheap. */
+#ifdef __SANITIZE_ADDRESS__
+    /* ASan cannot follow SimGrid's own stack switching; system threads it can. */
+    snprintf(buf[n++], 96, "--cfg=contexts/factory:thread");
+    snprintf(buf[n++], 96, "--cfg=contexts/stack-size:1024");
+#else
+    snprintf(buf[n++], 96, "--cfg=contexts/stack-size:128");
+#endif
+    snprintf(buf[n++], 96, "--cfg=contexts/guard-size:0");
+    snprintf(buf[n++], 96, "--log=root.thresh:warning");
+    for (int i = 0; i < n; i++)
+        argv[i] = buf[i];
+    argv[n] = NULL;
+    return n;
+}
+
+int rt_sg_simulate(const rt_sg_job *job)
+{
+    char buf[16][96];
+    char *argv[17];
+    int argc = settings_argv(&job->t->simgrid, buf, argv);
+    sim S;
+    sim_init(&S, job);
+    simgrid_init(&argc, argv);
+    simgrid_load_platform(job->platform_path);
+    find_hosts(&S);
+    rank_actor *actors = calloc((size_t)S.world * RT_STREAM_COUNT, sizeof(rank_actor));
+    if (!actors) sim_fail(&S, "out of memory");
+    start_ranks(&S, actors);
+    simgrid_run();
+    job->out->sim_time = simgrid_get_clock();
+    for (int r = 0; r < S.world; r++)
+        for (int op = 0; op < S.n_ops; op++)
+            if (!S.done[(long)r * S.n_ops + op])
+                sim_fail(&S, "the simulation ended with ops not run (deadlock)");
+    job->out->status = 0;
+    /* The process ends right after: SimGrid's state is never torn down. */
+    return 0;
+}

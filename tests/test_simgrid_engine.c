@@ -1,0 +1,295 @@
+/* SimGrid engine: the generated platform (counts and routes written out by hand), agreement
+ * with the analytic engine on uncongested cases, the slowdown of an oversubscribed fabric
+ * against hand-computed bottlenecks, and flow aggregation against one flow per pair.
+ * Kept small: every simulation runs in a child process, also under ASan. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engines.h"
+#include "platform.h"
+
+#define MiB (1024.0 * 1024.0)
+
+extern const rt_engine rt_engine_simgrid;
+extern const rt_engine rt_engine_analytic;
+
+static void assert_rel(double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol * fabs(want))) {
+        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
+        fail();
+    }
+}
+
+/* NODES nodes of DEVICES devices: NVLink 100e9 B/s per direction, one 25e9 B/s NIC per
+ * device on its rail, RADIX-port leaves (radix/2 nodes per rail leaf), efficiencies 1,
+ * sub-microsecond latencies so that bandwidth terms dominate. */
+static void fill_topology(rt_topology *t, int nodes, int devices, int radix, double oversub)
+{
+    memset(t, 0, sizeof *t);
+    t->name = "test";
+    t->device.peak_flops[RT_DT_FP32] = 1e12;
+    t->device.hbm_bw = 1e12;
+    t->device.eff_flops = 1;
+    t->device.eff_hbm = 1;
+    t->device.launch_overhead = 1e-6;
+    t->node.devices = devices;
+    t->node.scale_up = RT_SCALEUP_NVSWITCH;
+    t->node.scale_up_bw = 100e9;
+    t->node.scale_up_latency = 1e-7;
+    t->node.nvls = 1;
+    t->node.host_bw = 50e9;
+    t->node.host_latency = 1e-6;
+    t->net.nics_per_node = devices;
+    t->net.nic_bw = 25e9;
+    t->net.nic_latency = 2e-7;
+    t->net.rail_optimized = 1;
+    t->net.levels = 1;
+    t->net.radix = radix;
+    t->net.oversubscription = oversub;
+    t->net.switch_latency = 1e-7;
+    t->coll.eff_intra = 1;
+    t->coll.eff_inter = 1;
+    t->coll.base_latency = 1e-6;
+    rt_simgrid_settings_default(&t->simgrid);
+    t->nodes = nodes;
+}
+
+/* One collective over the whole world, every rank a representative; alltoall: S/n to every
+ * member (nccl-tests' alltoall of size S). */
+static rt_graph *one_collective(int world, rt_coll_kind kind, rt_coll_algo algo, double S)
+{
+    int *reps = malloc(sizeof(int) * (size_t)world);
+    double *w = malloc(sizeof(double) * (size_t)world);
+    assert_non_null(reps);
+    assert_non_null(w);
+    for (int r = 0; r < world; r++)
+        reps[r] = r, w[r] = 1;
+    rt_graph *g = rt_graph_new(world, world, reps, w);
+    free(reps);
+    free(w);
+    assert_non_null(g);
+    rt_group all = {world, 1};
+    int op =
+        rt_graph_add_collective(g, "collective", RT_STREAM_COMM, kind, algo, all, "c", NULL, 0);
+    for (int r = 0; r < world; r++) {
+        rt_op_cost *c = rt_graph_cost(g, op, r);
+        c->bytes = S;
+        if (kind != RT_COLL_ALLTOALLV) continue;
+        c->send = rt_graph_peer_bytes(g, world);
+        c->recv = rt_graph_peer_bytes(g, world);
+        for (int k = 0; k < world; k++)
+            c->send[k] = c->recv[k] = (uint64_t)(S / world);
+        c->recv_bytes = c->bytes;
+    }
+    return g;
+}
+
+/* Duration of op 0 on rank 0 with ENGINE. */
+static double run_time(const rt_engine *engine, const rt_topology *t, const rt_graph *g)
+{
+    rt_scenario s;
+    memset(&s, 0, sizeof s);
+    s.name = "test";
+    s.topology = *t;
+    rt_result *r = rt_result_new(g, engine->name);
+    assert_non_null(r);
+    assert_int_equal(engine->run(&s, g, r, stderr), 0);
+    double d = r->end[0] - r->start[0];
+    rt_result_free(r);
+    return d;
+}
+
+static double both(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo, double S,
+                   double *analytic)
+{
+    rt_graph *g = one_collective(rt_topology_ranks(t), kind, algo, S);
+    *analytic = run_time(&rt_engine_analytic, t, g);
+    double sg = run_time(&rt_engine_simgrid, t, g);
+    rt_graph_free(g);
+    return sg;
+}
+
+static void link_is(const rt_platform *p, int directed, const char *name, rt_link_dir dir)
+{
+    char buf[64];
+    rt_platform_link_name(p, directed / 2, buf, sizeof buf);
+    assert_string_equal(buf, name);
+    assert_int_equal(directed % 2, dir);
+}
+
+/* 4 nodes x 4 devices, radix 4: 2 nodes per rail leaf, 2 leaves on each of 4 planes.
+ * Hosts: 16 gpu + 4 nvs + 4 cpu + 4 x 2 leaf = 32. Duplex links: 16 nvlink + 16 nic +
+ * 8 uplink + 16 pcie = 56. */
+static void test_platform_counts_and_routes(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 4, 4, 4, 1);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 4, &why);
+    assert_non_null(p);
+    assert_int_equal(p->n_hosts, 32);
+    assert_int_equal(p->n_links, 56);
+    assert_int_equal(p->planes, 4);
+    assert_int_equal(p->leaves, 2);
+    assert_rel(p->bw[0], 100e9, 1e-12);     /* nvlink-0 */
+    assert_rel(p->bw[16], 25e9, 1e-12);     /* nic-0-0 */
+    assert_rel(p->bw[32], 2 * 25e9, 1e-12); /* uplink-0-0: 2 ports down */
+
+    /* gpu-1 (node 0) -> gpu-6 (node 1, local 2), same leaf: PXN over gpu-2, rail 2. */
+    int segs[RT_PLATFORM_MAX_PATH], links[2], hs, hd;
+    assert_int_equal(rt_platform_path(p, 1, 6, segs), 4);
+    int want[4][2] = {{1, 0}, {2, 1}, {16 + 0 * 4 + 2, 0}, {16 + 1 * 4 + 2, 1}};
+    const char *names[4] = {"nvlink-1", "nvlink-2", "nic-0-2", "nic-1-2"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(rt_platform_segment(p, segs[i], &hs, &hd, links), 1);
+        link_is(p, links[0], names[i], (rt_link_dir)want[i][1]);
+        assert_int_equal(links[0] / 2, want[i][0]);
+    }
+    /* gpu-0 -> gpu-12 (node 3, leaf 1), same local index: no NVLink; crosses leaves. */
+    assert_int_equal(rt_platform_path(p, 0, 12, segs), 3);
+    assert_int_equal(rt_platform_segment(p, segs[1], &hs, &hd, links), 2);
+    link_is(p, links[0], "uplink-0-0", RT_DIR_UP);
+    link_is(p, links[1], "uplink-0-1", RT_DIR_DOWN);
+    assert_int_equal(hs, rt_platform_leaf(p, 0, 0));
+    assert_int_equal(hd, rt_platform_leaf(p, 0, 1));
+    /* Inside a node: the two NVLink ports only. */
+    assert_int_equal(rt_platform_path(p, 4, 7, segs), 2);
+
+    /* Routes written: 32 nvlink + 32 nic + 4 planes x 2 leaf pairs + 32 pcie = 104 segment
+     * routes, plus 16 x 15 device pairs. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(rt_platform_write_xml(p, &t, 1, 1, f), 0);
+    fclose(f);
+    int routes = 0, splitduplex = 0;
+    for (char *c = buf; (c = strstr(c, "<route ")); c++)
+        routes++;
+    for (char *c = buf; (c = strstr(c, "SPLITDUPLEX")); c++)
+        splitduplex++;
+    assert_int_equal(routes, 104 + 16 * 15);
+    assert_int_equal(splitduplex, 56);
+    free(buf);
+    rt_platform_free(p);
+}
+
+/* One node of 8: alltoall of S moves 7/8 S per NVLink direction: 7/8 x 64 MiB / 100e9 =
+ * 587.2 us; allreduce ring 2 x 7/8 S, NVLS S per direction. */
+static void test_single_node_agrees(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 1, 8, 64, 1);
+    double S = 64 * MiB, an;
+    double sg = both(&t, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, S, &an);
+    assert_rel(sg, an, 0.05);
+    assert_rel(sg, 7.0 / 8 * S / 100e9, 0.02);
+    sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
+    assert_rel(sg, an, 0.05);
+    assert_rel(sg, 2 * 7.0 / 8 * S / 100e9, 0.02);
+    sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, S, &an); /* NVLS */
+    assert_rel(sg, an, 0.05);
+    assert_rel(sg, S / 100e9, 0.02);
+    sg = both(&t, RT_COLL_ALLGATHER, RT_ALGO_RING, S, &an);
+    assert_rel(sg, an, 0.05);
+}
+
+/* 4 nodes x 8 on a non-blocking fat-tree of 2 leaves per rail. AlltoAll of S: a NIC carries
+ * its node's bytes to the 3 other nodes' devices on its rail, 8 x 3 x S/32 = 0.75 S:
+ * 0.75 x 256 MiB / 25e9 = 8.05 ms. The uplink (2 x 25e9) carries 2 nodes x 0.5 S: less. */
+static void test_fat_tree_agrees(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 4, 8, 4, 1);
+    double S = 256 * MiB, an;
+    double sg = both(&t, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, S, &an);
+    assert_rel(sg, an, 0.05);
+    assert_rel(sg, 0.75 * S / 25e9, 0.02);
+    sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_HIERARCHICAL, S, &an);
+    assert_rel(sg, an, 0.05);
+    sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
+    assert_rel(sg, an, 0.05);
+}
+
+/* The same AlltoAll with 2:1 oversubscription: the uplink (25e9) now carries 2 nodes x 0.5 S
+ * = S: 256 MiB / 25e9 = 10.74 ms, 4/3 of the non-blocking time. */
+static void test_oversubscribed_alltoall_is_slower(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 4, 8, 4, 1);
+    double S = 256 * MiB, an;
+    double free_flow = both(&t, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, S, &an);
+    t.net.oversubscription = 2;
+    double congested = both(&t, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, S, &an);
+    assert_true(congested > 1.25 * free_flow);
+    assert_rel(congested, S / 25e9, 0.02);
+}
+
+/* Aggregated flows (one per link direction and leaf pair) against one flow per device pair,
+ * on the congested case where sharing matters most. */
+static void test_aggregation_matches_pairs(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 4, 8, 4, 2);
+    rt_graph *g = one_collective(32, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, 64 * MiB);
+    t.simgrid.flows = RT_SG_FLOWS_PAIRS;
+    double pairs = run_time(&rt_engine_simgrid, &t, g);
+    t.simgrid.flows = RT_SG_FLOWS_LINKS;
+    double links = run_time(&rt_engine_simgrid, &t, g);
+    assert_rel(links, pairs, 0.02);
+    rt_graph_free(g);
+}
+
+/* User errors come back as -1 with a message, never a crash. */
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 2, 4, 4, 1);
+    rt_graph *g = one_collective(4, RT_COLL_ALLREDUCE, RT_ALGO_AUTO, MiB); /* world 4 != 8 */
+    rt_scenario s;
+    memset(&s, 0, sizeof s);
+    s.topology = t;
+    rt_result *r = rt_result_new(g, "simgrid");
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&msg, &len);
+    assert_int_equal(rt_engine_simgrid.run(&s, g, r, err), -1);
+    fclose(err);
+    assert_non_null(strstr(msg, "world size"));
+    free(msg);
+    rt_result_free(r);
+    rt_graph_free(g);
+
+    const char *why = NULL;
+    t.net.nics_per_node = 8; /* more NICs than devices */
+    assert_null(rt_platform_new(&t, 2, &why));
+    assert_non_null(why);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_platform_counts_and_routes),
+        cmocka_unit_test(test_single_node_agrees),
+        cmocka_unit_test(test_fat_tree_agrees),
+        cmocka_unit_test(test_oversubscribed_alltoall_is_slower),
+        cmocka_unit_test(test_aggregation_matches_pairs),
+        cmocka_unit_test(test_bad_inputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

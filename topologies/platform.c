@@ -1,0 +1,330 @@
+#include "platform.h"
+
+#include <stdlib.h>
+
+/* Duplex link and segment index ranges, in the order the layout functions below use. */
+static int nic_link(const rt_platform *p, int node, int k)
+{
+    return p->world + node * p->nics + k;
+}
+static int uplink(const rt_platform *p, int plane, int leaf)
+{
+    return p->world + p->nodes * p->nics + plane * p->leaves + leaf;
+}
+static int pcie_link(const rt_platform *p, int rank)
+{
+    return p->world + p->nodes * p->nics + p->planes * p->leaves + rank;
+}
+
+static int seg_nvl(const rt_platform *p, int rank, rt_link_dir d)
+{
+    return d * p->world + rank;
+}
+static int seg_nic(const rt_platform *p, int node, int k, rt_link_dir d)
+{
+    return 2 * p->world + d * p->nodes * p->nics + node * p->nics + k;
+}
+static int seg_leaves(const rt_platform *p, int plane, int from, int to)
+{
+    return 2 * p->world + 2 * p->nodes * p->nics + (plane * p->leaves + from) * p->leaves + to;
+}
+static int seg_pcie_base(const rt_platform *p)
+{
+    return 2 * p->world + 2 * p->nodes * p->nics + p->planes * p->leaves * p->leaves;
+}
+
+static int plane_of(const rt_platform *p, int nic)
+{
+    return p->planes > 1 ? nic : 0;
+}
+static int leaf_of(const rt_platform *p, int node)
+{
+    return node / p->nodes_per_leaf;
+}
+/* The NIC a device uses, and the device a NIC is attached to (the first it serves). */
+static int nic_of(const rt_platform *p, int local)
+{
+    return local * p->nics / p->devices;
+}
+static int nic_device(const rt_platform *p, int node, int k)
+{
+    return node * p->devices + (k * p->devices + p->nics - 1) / p->nics;
+}
+
+/* Same rule as the analytic model: a leaf has radix/2 ports down; rail-optimized, one per
+ * node, otherwise nics_per_node per node. */
+static int nodes_per_leaf(const rt_topology *t)
+{
+    int down = t->net.radix / 2;
+    if (down < 1) return 1;
+    if (t->net.rail_optimized) return down;
+    return down / t->net.nics_per_node > 0 ? down / t->net.nics_per_node : 1;
+}
+
+static void set_links(rt_platform *p, const rt_topology *t)
+{
+    double up = t->node.scale_up_bw * t->coll.eff_intra;
+    double nic = t->net.nic_bw * t->coll.eff_inter;
+    int ports = t->net.radix / 2 > 0 ? t->net.radix / 2 : 1;
+    for (int r = 0; r < p->world; r++) {
+        p->bw[r] = up;
+        p->lat[r] = t->node.scale_up_latency / 2;
+        p->bw[pcie_link(p, r)] = t->node.host_bw;
+        p->lat[pcie_link(p, r)] = t->node.host_latency;
+    }
+    /* One switch inside a leaf, 2 x levels + 1 across leaves: the NIC halves carry the leaf
+     * switch, the uplinks the levels above it. */
+    for (int h = 0; h < p->nodes; h++)
+        for (int k = 0; k < p->nics; k++) {
+            p->bw[nic_link(p, h, k)] = nic;
+            p->lat[nic_link(p, h, k)] = (t->net.nic_latency + t->net.switch_latency) / 2;
+        }
+    for (int pl = 0; pl < p->planes; pl++)
+        for (int l = 0; l < p->leaves; l++) {
+            p->bw[uplink(p, pl, l)] = ports * nic / t->net.oversubscription;
+            p->lat[uplink(p, pl, l)] = t->net.levels * t->net.switch_latency;
+        }
+}
+
+rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
+{
+    if (nodes < 1 || t->node.devices < 1 || t->net.nics_per_node < 1) {
+        *why = "the platform needs nodes >= 1, node.devices >= 1 and scale_out.nics_per_node >= 1";
+        return NULL;
+    }
+    if (t->net.nics_per_node > t->node.devices) {
+        *why = "the platform attaches every NIC to a device: nics_per_node must be <= node.devices";
+        return NULL;
+    }
+    if ((long)nodes * t->node.devices > (1L << 20)) {
+        *why = "more than 2^20 devices";
+        return NULL;
+    }
+    if (!(t->net.oversubscription >= 1) || !(t->coll.eff_intra > 0) || !(t->coll.eff_inter > 0)) {
+        *why = "oversubscription must be >= 1 and collective efficiencies > 0";
+        return NULL;
+    }
+    rt_platform *p = calloc(1, sizeof *p);
+    if (!p) {
+        *why = "out of memory";
+        return NULL;
+    }
+    p->nodes = nodes;
+    p->devices = t->node.devices;
+    p->world = nodes * p->devices;
+    p->nics = t->net.nics_per_node;
+    p->planes = t->net.rail_optimized ? p->nics : 1;
+    p->nodes_per_leaf = nodes_per_leaf(t);
+    p->leaves = (nodes + p->nodes_per_leaf - 1) / p->nodes_per_leaf;
+    p->n_hosts = p->world + 2 * nodes + p->planes * p->leaves;
+    p->n_links = 2 * p->world + nodes * p->nics + p->planes * p->leaves;
+    p->n_segments = seg_pcie_base(p) + 2 * p->world;
+    double bf16 = t->device.peak_flops[RT_DT_BF16];
+    p->gpu_speed = bf16 > 0 ? bf16 : t->device.peak_flops[RT_DT_FP32];
+    if (!(p->gpu_speed > 0)) p->gpu_speed = 1e12;
+    p->bw = calloc((size_t)p->n_links, sizeof(double));
+    p->lat = calloc((size_t)p->n_links, sizeof(double));
+    if (!p->bw || !p->lat) {
+        rt_platform_free(p);
+        *why = "out of memory";
+        return NULL;
+    }
+    set_links(p, t);
+    return p;
+}
+
+void rt_platform_free(rt_platform *p)
+{
+    if (!p) return;
+    free(p->bw);
+    free(p->lat);
+    free(p);
+}
+
+void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t size)
+{
+    if (host < p->world)
+        snprintf(buf, size, "gpu-%d", host);
+    else if (host < p->world + p->nodes)
+        snprintf(buf, size, "nvs-%d", host - p->world);
+    else if (host < p->world + 2 * p->nodes)
+        snprintf(buf, size, "cpu-%d", host - p->world - p->nodes);
+    else {
+        int i = host - p->world - 2 * p->nodes;
+        snprintf(buf, size, "leaf-%d-%d", i / p->leaves, i % p->leaves);
+    }
+}
+
+void rt_platform_link_name(const rt_platform *p, int link, char *buf, size_t size)
+{
+    int nic0 = p->world, up0 = nic0 + p->nodes * p->nics, pcie0 = up0 + p->planes * p->leaves;
+    if (link < nic0)
+        snprintf(buf, size, "nvlink-%d", link);
+    else if (link < up0)
+        snprintf(buf, size, "nic-%d-%d", (link - nic0) / p->nics, (link - nic0) % p->nics);
+    else if (link < pcie0)
+        snprintf(buf, size, "uplink-%d-%d", (link - up0) / p->leaves, (link - up0) % p->leaves);
+    else
+        snprintf(buf, size, "pcie-%d", link - pcie0);
+}
+
+static int directed(int duplex, rt_link_dir d)
+{
+    return 2 * duplex + (int)d;
+}
+
+int rt_platform_segment(const rt_platform *p, int seg, int *src, int *dst, int *links)
+{
+    int W = p->world, NK = p->nodes * p->nics;
+    if (seg < 2 * W) {
+        rt_link_dir d = seg < W ? RT_DIR_UP : RT_DIR_DOWN;
+        int r = seg % W, nvs = rt_platform_nvs(p, r / p->devices);
+        *src = d == RT_DIR_UP ? r : nvs;
+        *dst = d == RT_DIR_UP ? nvs : r;
+        links[0] = directed(r, d);
+        return 1;
+    }
+    seg -= 2 * W;
+    if (seg < 2 * NK) {
+        rt_link_dir d = seg < NK ? RT_DIR_UP : RT_DIR_DOWN;
+        int node = (seg % NK) / p->nics, k = (seg % NK) % p->nics;
+        int dev = nic_device(p, node, k);
+        int leaf = rt_platform_leaf(p, plane_of(p, k), leaf_of(p, node));
+        *src = d == RT_DIR_UP ? dev : leaf;
+        *dst = d == RT_DIR_UP ? leaf : dev;
+        links[0] = directed(nic_link(p, node, k), d);
+        return 1;
+    }
+    seg -= 2 * NK;
+    int LL = p->leaves * p->leaves;
+    if (seg < p->planes * LL) {
+        int plane = seg / LL, from = (seg % LL) / p->leaves, to = seg % p->leaves;
+        *src = rt_platform_leaf(p, plane, from);
+        *dst = rt_platform_leaf(p, plane, to);
+        links[0] = directed(uplink(p, plane, from), RT_DIR_UP);
+        links[1] = directed(uplink(p, plane, to), RT_DIR_DOWN);
+        return 2;
+    }
+    seg -= p->planes * LL;
+    rt_link_dir d = seg < W ? RT_DIR_UP : RT_DIR_DOWN;
+    int r = seg % W, cpu = rt_platform_cpu(p, r / p->devices);
+    *src = d == RT_DIR_UP ? r : cpu;
+    *dst = d == RT_DIR_UP ? cpu : r;
+    links[0] = directed(pcie_link(p, r), d);
+    return 1;
+}
+
+int rt_platform_path(const rt_platform *p, int src, int dst, int *segs)
+{
+    int G = p->devices, A = src / G, B = dst / G, i = src % G, j = dst % G, n = 0;
+    if (src == dst) return 0;
+    if (A == B) {
+        segs[n++] = seg_nvl(p, src, RT_DIR_UP);
+        segs[n++] = seg_nvl(p, dst, RT_DIR_DOWN);
+        return n;
+    }
+    int k_out = nic_of(p, i), k_in = nic_of(p, j);
+    if (p->planes > 1) {
+        /* PXN: hop over NVLink to the local device on the destination's rail. */
+        if (i != j) {
+            segs[n++] = seg_nvl(p, src, RT_DIR_UP);
+            segs[n++] = seg_nvl(p, A * G + j, RT_DIR_DOWN);
+        }
+        k_out = k_in;
+    }
+    segs[n++] = seg_nic(p, A, k_out, RT_DIR_UP);
+    if (leaf_of(p, A) != leaf_of(p, B))
+        segs[n++] = seg_leaves(p, plane_of(p, k_in), leaf_of(p, A), leaf_of(p, B));
+    segs[n++] = seg_nic(p, B, k_in, RT_DIR_DOWN);
+    return n;
+}
+
+int rt_platform_pcie_segment(const rt_platform *p, int rank, int to_host)
+{
+    return seg_pcie_base(p) + (to_host ? 0 : p->world) + rank;
+}
+
+double rt_platform_segment_latency(const rt_platform *p, int seg)
+{
+    int s, d, links[2];
+    int n = rt_platform_segment(p, seg, &s, &d, links);
+    double lat = 0;
+    for (int i = 0; i < n; i++)
+        lat += p->lat[links[i] / 2];
+    return lat;
+}
+
+static void write_link_ctn(const rt_platform *p, FILE *f, int directed_link)
+{
+    char name[64];
+    rt_platform_link_name(p, directed_link / 2, name, sizeof name);
+    fprintf(f, "<link_ctn id=\"%s\" direction=\"%s\"/>", name,
+            directed_link % 2 == RT_DIR_UP ? "UP" : "DOWN");
+}
+
+static void write_route(const rt_platform *p, FILE *f, int src, int dst, const int *links, int n)
+{
+    char a[64], b[64];
+    rt_platform_host_name(p, src, a, sizeof a);
+    rt_platform_host_name(p, dst, b, sizeof b);
+    fprintf(f, "  <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">", a, b);
+    for (int i = 0; i < n; i++)
+        write_link_ctn(p, f, links[i]);
+    fputs("</route>\n", f);
+}
+
+static int segment_used(const rt_platform *p, int seg)
+{
+    int LL = p->leaves * p->leaves, base = 2 * p->world + 2 * p->nodes * p->nics;
+    if (seg < base || seg >= base + p->planes * LL) return 1;
+    int i = (seg - base) % LL;
+    return i / p->leaves != i % p->leaves; /* no leaf-to-itself segment */
+}
+
+static void write_pair_routes(const rt_platform *p, FILE *f)
+{
+    int links[2 * RT_PLATFORM_MAX_PATH], segs[RT_PLATFORM_MAX_PATH];
+    for (int s = 0; s < p->world; s++)
+        for (int d = 0; d < p->world; d++) {
+            int n = 0, ns = rt_platform_path(p, s, d, segs), hs, hd;
+            for (int i = 0; i < ns; i++)
+                n += rt_platform_segment(p, segs[i], &hs, &hd, links + n);
+            if (ns) write_route(p, f, s, d, links, n);
+        }
+}
+
+int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes,
+                          int latencies, FILE *f)
+{
+    char name[64];
+    fputs("<?xml version='1.0'?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n",
+          f);
+    fprintf(f,
+            "<!-- rectwin platform: topology '%s', %d nodes x %d devices.\n"
+            "     Bandwidths are the topology's datasheet figures times its collective\n"
+            "     efficiencies (intra %.3g, inter %.3g); see topologies/platform.h. -->\n",
+            t->name ? t->name : "?", p->nodes, p->devices, t->coll.eff_intra, t->coll.eff_inter);
+    fputs("<platform version=\"4.1\">\n<zone id=\"rectwin\" routing=\"Full\">\n", f);
+    for (int h = 0; h < p->n_hosts; h++) {
+        rt_platform_host_name(p, h, name, sizeof name);
+        fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"/>\n", name,
+                h < p->world ? p->gpu_speed : 1e9);
+    }
+    for (int l = 0; l < p->n_links; l++) {
+        rt_platform_link_name(p, l, name, sizeof name);
+        fprintf(f,
+                "  <link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+                "sharing_policy=\"SPLITDUPLEX\"/>\n",
+                name, p->bw[l], latencies ? p->lat[l] : 0.0);
+    }
+    int links[2];
+    for (int s = 0; s < p->n_segments; s++) {
+        int hs, hd, n = rt_platform_segment(p, s, &hs, &hd, links);
+        if (segment_used(p, s)) write_route(p, f, hs, hd, links, n);
+    }
+    if (pair_routes) write_pair_routes(p, f);
+    fputs("</zone>\n</platform>\n", f);
+    fflush(f);
+    return ferror(f) ? -1 : 0;
+}

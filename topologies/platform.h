@@ -1,0 +1,96 @@
+/* A SimGrid platform generated from a topology and a node count (DESIGN.md section 6).
+ *
+ * Hosts: one per device ("gpu-R", R = rank), one NVSwitch endpoint per node ("nvs-H"), one
+ * CPU per node ("cpu-H") and one endpoint per leaf switch ("leaf-P-L", plane P, leaf L).
+ * Every link is SPLITDUPLEX (independent UP and DOWN directions):
+ *   nvlink-R     device R <-> its node's NVSwitch (UP: device to switch); the scale-up
+ *                crossbar is these links alone, so any two devices of a node meet only
+ *                their own two links;
+ *   nic-H-K      NIC K of node H <-> its leaf (UP: towards the leaf);
+ *   uplink-P-L   everything leaf L of plane P sends to or receives from the spines, with
+ *                (radix/2 ports x NIC bandwidth) / oversubscription; the spine layer is
+ *                non-blocking (ECMP is taken as perfectly balanced);
+ *   pcie-R       device R <-> its node's CPU (UP: device to host).
+ * A plane is one rail when the fabric is rail-optimized (NIC K of every node on plane K),
+ * else the single fat-tree every NIC joins. Bandwidths are the datasheet figures times the
+ * topology's collective efficiencies (what collectives achieve), latencies are split so that
+ * a path adds up to the topology's one-way figures.
+ *
+ * A route between two devices of different nodes goes the way NCCL's PXN sends it on a
+ * rail-optimized fabric: over NVLink to the source node's device with the destination's local
+ * index, then on that rail. Routes are built from segments: a segment is a (source host,
+ * destination host) pair with its one or two directed links; segments are also the unit the
+ * SimGrid engine aggregates flows onto. */
+#ifndef RT_PLATFORM_H
+#define RT_PLATFORM_H
+
+#include <stdio.h>
+
+#include "topology.h"
+
+enum { RT_PLATFORM_MAX_PATH = 5 }; /* segments on the longest device-to-device route */
+
+typedef enum { RT_DIR_UP, RT_DIR_DOWN } rt_link_dir;
+
+typedef struct rt_platform {
+    int nodes, devices, world;
+    int nics;           /* per node */
+    int planes;         /* rail-optimized: nics; else 1 */
+    int nodes_per_leaf; /* nodes under one leaf of a plane */
+    int leaves;         /* leaves per plane */
+    int n_hosts;
+    int n_links; /* duplex links; directed link id = 2 x duplex + rt_link_dir */
+    int n_segments;
+    double *bw;       /* [duplex link] bytes/s per direction */
+    double *lat;      /* [duplex link] seconds */
+    double gpu_speed; /* FLOP/s written on device hosts (kernels are timed by the engine) */
+} rt_platform;
+
+/* Returns NULL with *why set on a topology the generator cannot build (or out of memory). */
+rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why);
+void rt_platform_free(rt_platform *p);
+
+/* Host indices. */
+static inline int rt_platform_gpu(const rt_platform *p, int rank)
+{
+    (void)p;
+    return rank;
+}
+static inline int rt_platform_nvs(const rt_platform *p, int node)
+{
+    return p->world + node;
+}
+static inline int rt_platform_cpu(const rt_platform *p, int node)
+{
+    return p->world + p->nodes + node;
+}
+static inline int rt_platform_leaf(const rt_platform *p, int plane, int leaf)
+{
+    return p->world + 2 * p->nodes + plane * p->leaves + leaf;
+}
+
+/* Writes host or duplex-link name into BUF ("gpu-3", "nic-1-0"). */
+void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t size);
+void rt_platform_link_name(const rt_platform *p, int link, char *buf, size_t size);
+
+/* Segment SEG: its hosts and its directed links (returns how many, 1 or 2). */
+int rt_platform_segment(const rt_platform *p, int seg, int *src_host, int *dst_host, int *links);
+
+/* The segments of the route from device SRC to device DST (ranks), in path order; returns
+ * how many (0 when SRC == DST). */
+int rt_platform_path(const rt_platform *p, int src, int dst, int *segs);
+
+/* Segments for host traffic of device RANK: to the host (D2H) and from it (H2D). */
+int rt_platform_pcie_segment(const rt_platform *p, int rank, int to_host);
+
+/* One-way latency of a segment: the sum of its links' latencies. */
+double rt_platform_segment_latency(const rt_platform *p, int seg);
+
+/* Writes the platform as SimGrid 4.1 XML. Routes: every segment, plus every device pair
+ * when PAIR_ROUTES (world^2 routes: keep it for small platforms). LATENCIES 0 writes every
+ * link with zero latency (the simgrid engine charges latencies itself). Returns 0, or -1 on
+ * a write error. */
+int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes,
+                          int latencies, FILE *f);
+
+#endif
