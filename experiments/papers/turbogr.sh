@@ -2,7 +2,7 @@
 # TurboGR (seed 002) tables 4, 5 and 1 on Ascend 910B1 nodes (topologies/ascend-910b.yaml,
 # no per-experiment factors), 32 NPUs, scenario experiments/papers/turbogr.yaml.
 #   table 4: flat vs hsp (groups of 16 NPUs: a group of one node, 8, does not fit 64 GB with a
-#            replica of the 32M-row table, see turbogr.md): AlltoAll and total comm time;
+#            replica of the 32M-row table, see README.md): AlltoAll and total comm time;
 #   table 5: hsp sync vs semi_async: exposed (unmasked) communication and its share;
 #   table 1: MFU of the HSTU and FuXi variants (hsp + semi_async).
 # usage: experiments/papers/turbogr.sh [RECTWIN]   (ENGINE=analytic by default)
