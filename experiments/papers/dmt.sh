@@ -3,11 +3,12 @@
 # DCN, DGX H100 (topologies/dgx-h100.yaml, no per-experiment factors), 16 to 64 hosts.
 # Towers: 16 (26 Criteo features fit at most 26), so 1, 2 and 4 hosts per tower.
 # Tower modules: DLRM linear, DCN crossnet, compression 2.
-# usage: experiments/papers/dmt.sh [RECTWIN]   (ENGINE=analytic by default)
+# usage: [ENGINE=analytic|simgrid] [SHARDING=table_wise] experiments/papers/dmt.sh [RECTWIN]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 R=${1:-$here/../../build/release/core/cli/rectwin}
 ENGINE=${ENGINE:-analytic}
+SHARDING=${SHARDING:-}   # e.g. SHARDING=table_wise overrides both plans' sharding
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -15,6 +16,7 @@ iter() { # scenario, sets... -> iteration time (s)
     local sc=$1; shift
     local args=()
     for s in "$@"; do args+=(--set "$s"); done
+    [ -z "$SHARDING" ] || args+=(--set "plan.sharding=$SHARDING")
     "$R" sim "$here/$sc" --engine "$ENGINE" --out "$tmp/o" "${args[@]}" > /dev/null
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['iteration_time_s'])" "$tmp/o/summary.json"
 }

@@ -22,7 +22,7 @@ row "H100 2x8 allreduce 8GiB ring"   topologies/dgx-h100.yaml 2 allreduce 8GiB r
 row "H100 6x8 alltoall 8GiB"         topologies/dgx-h100.yaml 6 alltoall 8GiB
 row "A100 1x8 allreduce 4GiB"        topologies/dgx-a100.yaml 1 allreduce 4GiB
 row "A100 2x8 4-NIC allreduce 8GiB"  experiments/validation/a100-4nic.yaml 2 allreduce 8GiB
-row "A100 2x8 4-NIC allreduce 8GiB ring" experiments/validation/a100-4nic.yaml 2 allreduce 8GiB ring
+row "A100 2x8 4-NIC allreduce 8GiB hier" experiments/validation/a100-4nic.yaml 2 allreduce 8GiB hierarchical
 row "A100 3x8 4-NIC allreduce 128MiB" experiments/validation/a100-4nic.yaml 3 allreduce 128MiB
-row "A100 3x8 4-NIC allreduce 128MiB ring" experiments/validation/a100-4nic.yaml 3 allreduce 128MiB ring
+row "A100 3x8 4-NIC allreduce 128MiB hier" experiments/validation/a100-4nic.yaml 3 allreduce 128MiB hierarchical
 row "A100 2x8 alltoall 8GiB"         topologies/dgx-a100.yaml 2 alltoall 8GiB

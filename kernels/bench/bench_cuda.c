@@ -91,7 +91,7 @@ static void bench_pool(const rt_kbench_out *o, rt_trng *r, rt_kcuda_ctx *c, doub
                   n,
                   rt_tpoisoned((size_t)(nbags * dim) * 4)};
     cudaMemset(x.t.data, 0, (size_t)rows * (size_t)dim * eb);
-    rt_kbench_row row = {"gather_pool", dt_name(dt), "", 0, 0, copy, 0, (double)n};
+    rt_kbench_row row = {"gather_pool", dt_name(dt), "", 0, 0, copy, 0, (double)n, 0};
     snprintf(row.size, sizeof row.size, "bags=%lld pool=%lld dim=%lld", (long long)nbags,
              (long long)pool, (long long)dim);
     row.bytes = 8.0 * (double)n + 8.0 * (double)(nbags + 1) + (double)n * (double)dim * (double)eb +
@@ -144,7 +144,7 @@ static void bench_update(const rt_kbench_out *o, rt_trng *r, rt_kcuda_ctx *c, do
     if (n1) cudaMemset(x.st.s1, 0, (size_t)n1 * 4);
     const double state_bytes =
         4.0 * (double)(n0 ? (n0 == rows ? 1 : dim) : 0) + 4.0 * (double)(n1 ? dim : 0);
-    rt_kbench_row row = {name, "fp32", "", 0, 0, copy, 0, (double)n};
+    rt_kbench_row row = {name, "fp32", "", 0, 0, copy, 0, (double)n, 0};
     snprintf(row.size, sizeof row.size, "ids=%lld uniq=%lld dim=%lld", (long long)n, (long long)nu,
              (long long)dim);
     row.bytes = 8.0 * (double)n + 4.0 * (double)(n * dim) +
@@ -199,7 +199,7 @@ static void bench_ids(const rt_kbench_out *o, rt_trng *r, rt_kcuda_ctx *c, doubl
                  rt_tpoisoned((size_t)n * 8),
                  rt_tpoisoned((size_t)n * 8),
                  rt_tpoisoned((size_t)(nseg + 65) * 8)};
-    rt_kbench_row row = {name, "i64", "", 0, 0, copy, 0, (double)n};
+    rt_kbench_row row = {name, "i64", "", 0, 0, copy, 0, (double)n, 0};
     snprintf(row.size, sizeof row.size, "ids=%lld range=%lld seg=%lld", (long long)n,
              (long long)range, (long long)nseg);
     row.bytes = fn == run_bucketize ? 24.0 * (double)n : 16.0 * (double)n + 8.0 * (double)nu;
@@ -236,7 +236,7 @@ static void bench_hash(const rt_kbench_out *o, rt_trng *r, rt_kcuda_ctx *c, doub
     for (int64_t i = 0; i < nkeys; i++)
         keys[i] = keys[rt_tbelow(r, nkeys)];
     cudaMemcpy(x.keys, keys, (size_t)nkeys * 8, cudaMemcpyHostToDevice);
-    rt_kbench_row row = {"hash_find", "i64", "", 0, 0, copy, 0, (double)nkeys};
+    rt_kbench_row row = {"hash_find", "i64", "", 0, 0, copy, 0, (double)nkeys, 0};
     snprintf(row.size, sizeof row.size, "keys=%lld slots=%lld load=%.2f", (long long)nkeys,
              (long long)rt_kcuda_hash_slots(x.h),
              (double)rt_kcuda_hash_size(x.h) / (double)rt_kcuda_hash_slots(x.h));

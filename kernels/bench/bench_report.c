@@ -37,7 +37,7 @@ void rt_kbench_header(const rt_kbench_out *o)
 void rt_kbench_print(const rt_kbench_out *o, const rt_kbench_row *r)
 {
     const double gbps = r->bytes / r->seconds / 1e9;
-    const double mbu = gbps / r->copy_gbps;
+    const double mbu = r->mbu > 0 ? r->mbu : gbps / r->copy_gbps;
     const double rate = r->items > 0 ? r->items / r->seconds / 1e6 : 0.0;
     printf("%-22s %-5s %-34s %12.0f %11.2f %9.2f %9.2f %6.3f %10.2f %11.1f\n", r->kernel, r->dtype,
            r->size, r->bytes, r->seconds * 1e6, gbps, r->copy_gbps, mbu, r->launch_us, rate);

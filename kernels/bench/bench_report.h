@@ -14,6 +14,7 @@ typedef struct {
     double copy_gbps; /* measured copy bandwidth in the same run */
     double launch_us; /* median time of the same call on a minimal input */
     double items;     /* keys or rows processed, for per-item rates (0: none) */
+    double mbu;       /* median of per-repetition MBU when measured pairwise; 0: GB/s / copy */
 } rt_kbench_row;
 
 typedef struct {

@@ -41,6 +41,11 @@ static inline void rt_kcpu_row_store(rt_ktable *t, int64_t row, const float *src
             dst[j] = rt_kf32_to_bf16(src[j]);
 }
 
+/* The loops of rt_kcpu_gather_pool on validated inputs: out[b] = sum (or mean when mean) of the
+ * rows of bag b; an empty bag gives zeros. */
+void rt_kcpu_pool_bags(const rt_ktable *t, const int64_t *ids, const int64_t *offsets,
+                       int64_t nbags, bool mean, float *out);
+
 bool rt_kcpu_table_ok(const rt_ktable *t);
 /* offsets[0] == 0, non-decreasing; *total = offsets[nseg]. */
 bool rt_kcpu_offsets_ok(const int64_t *offsets, int64_t nseg, int64_t *total);
