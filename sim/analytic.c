@@ -80,7 +80,11 @@ int rt_analytic_kernel_time(const rt_topology *t, const rt_op *op, const rt_op_c
         }
         compute = c->flops / (peak * d->eff_flops);
     }
-    double memory = c->bytes / (d->hbm_bw * d->eff_hbm);
+    /* A host-to-device copy moves its bytes over the host link (PCIe), not HBM; the SimGrid
+     * engine sends it over the platform's PCIe link, so both engines agree. */
+    double memory = op->kernel == RT_K_H2D
+                        ? t->node.host_latency + c->bytes / t->node.host_bw
+                        : c->bytes / (d->hbm_bw * d->eff_hbm);
     *out = fmax(compute, memory) + d->launch_overhead;
     if (!isfinite(*out) || *out < 0) {
         *why = "kernel cost is not a finite non-negative number";

@@ -30,7 +30,11 @@ static int64_t rows_ahead(size_t row_bytes)
 /* Requests the row's cache lines (all of them when rows are line-aligned, as in any table from
  * an aligned allocation). Unrolled and branch-light on purpose: with one branch per line, or a
  * branch per ID around it, the gather lost 10-20% of its bandwidth at dim 64 fp32. */
-static inline void prefetch_row(const char *row, size_t row_bytes)
+/* Prefetch helpers must be inlined early: out of line, GCC judges a function made only of loads
+ * and prefetches pure and deletes its calls, since their result is unused. */
+#define PREFETCH_HELPER static inline __attribute__((always_inline))
+
+PREFETCH_HELPER void prefetch_row(const char *row, size_t row_bytes)
 {
     size_t off = 0;
     for (; off + 4 * LINE <= row_bytes; off += 4 * LINE) {
@@ -56,8 +60,8 @@ static inline void prefetch_row(const char *row, size_t row_bytes)
 
 /* Prefetches the row of ID i + ahead, or of the last ID near the end: a redundant request is
  * cheaper than a branch in the loop. */
-static inline void prefetch_later(const char *data, size_t row_bytes, const int64_t *ids, int64_t i,
-                                  int64_t ahead, int64_t n)
+PREFETCH_HELPER void prefetch_later(const char *data, size_t row_bytes, const int64_t *ids,
+                                    int64_t i, int64_t ahead, int64_t n)
 {
     const int64_t k = i + ahead < n ? i + ahead : n - 1;
     prefetch_row(data + (size_t)ids[k] * row_bytes, row_bytes);
