@@ -9,18 +9,11 @@
 
 #include <cmocka.h>
 
+#include "graph_query.h"
+
 #include "pipeline.h"
 
 #define TINY RT_SOURCE_DIR "/tests/data/tiny.yaml"
-
-static int op_named(const rt_graph *g, const char *phase, const char *name)
-{
-    for (int o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->phases[g->ops[o].phase], phase) && (!name || !strcmp(g->ops[o].name, name)))
-            return o;
-    fail_msg("no op %s in phase %s", name ? name : "*", phase);
-    return -1;
-}
 
 static void build(rt_pipeline *p, const char *const *sets, int n)
 {
@@ -38,8 +31,8 @@ static void table_wise_bytes(void **state)
     const rt_graph *g = p.graph;
     assert_int_equal(g->world, 4);
     assert_int_equal(g->n_reps, 4);
-    int ids = op_named(g, "emb.fwd.ids_a2a", NULL), out = op_named(g, "emb.fwd.out_a2a", NULL);
-    int grad = op_named(g, "emb.bwd.grad_a2a", NULL), lookup = op_named(g, "emb.fwd.lookup", NULL);
+    int ids = must_find_op(g, "emb.fwd.ids_a2a", NULL), out = must_find_op(g, "emb.fwd.out_a2a", NULL);
+    int grad = must_find_op(g, "emb.bwd.grad_a2a", NULL), lookup = must_find_op(g, "emb.fwd.lookup", NULL);
     /* IDs to each owner: b x pooling x 8 bytes, plus one uint32 length per sample. */
     const uint64_t ids_to[4] = {16 * 2 * 8 + 16 * 4, 16 * 3 * 8 + 16 * 4, 16 * 2 * 8 + 16 * 4,
                                 16 * 2 * 8 + 16 * 4};
@@ -72,7 +65,7 @@ static void row_wise_totals_and_symmetry(void **state)
     rt_pipeline p;
     build(&p, sets, 1);
     const rt_graph *g = p.graph;
-    int ids = op_named(g, "emb.fwd.ids_a2a", NULL), out = op_named(g, "emb.fwd.out_a2a", NULL);
+    int ids = must_find_op(g, "emb.fwd.ids_a2a", NULL), out = must_find_op(g, "emb.fwd.out_a2a", NULL);
     for (int r = 0; r < 4; r++) {
         const rt_op_cost *c = rt_graph_cost(g, ids, r);
         /* All 9 IDs per sample go somewhere; every shard gets every feature's lengths. */
@@ -95,7 +88,7 @@ static void statistical_reps_match_exact(void **state)
     rt_pipeline a, b;
     build(&a, ex, 2);
     build(&b, st, 3);
-    int ids = op_named(a.graph, "emb.fwd.ids_a2a", NULL);
+    int ids = must_find_op(a.graph, "emb.fwd.ids_a2a", NULL);
     assert_int_equal(b.graph->n_reps, 2);
     assert_int_equal(b.graph->rep_rank[1], 2);
     /* Rep 1 of the statistical graph is rank 2: its sends are rank 2's exact sends. */
@@ -113,12 +106,12 @@ static void dense_flops_follow_layers(void **state)
     const rt_graph *g = p.graph;
     /* top: input 4 dense + (8+8+8+16) embeddings = 44 -> 16 -> 1. */
     const double fwd = 2.0 * (44 * 16 + 16 * 1), bwd = 2 * fwd;
-    int f = op_named(g, "dense.fwd", "top"), b = op_named(g, "dense.bwd", "top");
+    int f = must_find_op(g, "dense.fwd", "top"), b = must_find_op(g, "dense.bwd", "top");
     assert_true(rt_graph_cost(g, f, 0)->flops == 16 * fwd);
     assert_true(rt_graph_cost(g, b, 0)->flops == 16 * bwd);
     assert_true(g->model_flops == 4 * 16 * (fwd + bwd));
     /* The dense AllReduce carries the fp32 gradients of 44x16+16 + 16x1+1 parameters. */
-    int ar = op_named(g, "dense.allreduce", NULL);
+    int ar = must_find_op(g, "dense.allreduce", NULL);
     assert_true(rt_graph_cost(g, ar, 0)->bytes == 4.0 * (44 * 16 + 16 + 16 + 1));
     assert_int_equal(g->ops[ar].group.size, 4);
     rt_pipeline_free(&p);

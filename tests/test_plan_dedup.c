@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "graph_query.h"
 #include <gsl/gsl_rng.h>
 #include <math.h>
 
@@ -20,20 +22,6 @@
 
 #define DEDUP RT_SOURCE_DIR "/tests/data/dedup.yaml"
 #define TINY RT_SOURCE_DIR "/tests/data/tiny.yaml"
-
-static int op_in(const rt_graph *g, const char *phase, int nth)
-{
-    for (int o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->phases[g->ops[o].phase], phase) && nth-- == 0) return o;
-    return -1;
-}
-
-static int ops_in(const rt_graph *g, const char *phase)
-{
-    int n = 0;
-    while (op_in(g, phase, n) >= 0) n++;
-    return n;
-}
 
 static void build(rt_pipeline *p, const char *path, const char *const *sets, int n)
 {
@@ -123,17 +111,17 @@ static void four_strategies_bytes(void **state)
         rt_pipeline p;
         build(&p, DEDUP, &modes[m], 1);
         const rt_graph *g = p.graph;
-        int ids = op_in(g, "emb.fwd.ids_a2a", 0), out = op_in(g, "emb.fwd.out_a2a", 0);
-        int lk = op_in(g, "emb.fwd.lookup", 0);
+        int ids = find_op(g, "emb.fwd.ids_a2a", NULL, 0), out = find_op(g, "emb.fwd.out_a2a", NULL, 0);
+        int lk = find_op(g, "emb.fwd.lookup", NULL, 0);
         for (int r = 0; r < 4; r++) assert_true(rt_graph_cost(g, ids, r)->bytes == ids_total[m]);
         assert_true(rt_graph_cost(g, out, 0)->bytes == out_rank0[m]);
         assert_true(rt_graph_cost(g, lk, 0)->bytes == lookup_rank0[m]);
         /* One unique kernel per table and stage (no merge). */
-        assert_int_equal(ops_in(g, "emb.fwd.unique"), rt_dedup_stage1((rt_dedup_mode)m) ? 3 : 0);
-        assert_int_equal(ops_in(g, "emb.fwd.global_unique"), rt_dedup_stage2((rt_dedup_mode)m) ? 3 : 0);
+        assert_int_equal(count_ops(g, "emb.fwd.unique"), rt_dedup_stage1((rt_dedup_mode)m) ? 3 : 0);
+        assert_int_equal(count_ops(g, "emb.fwd.global_unique"), rt_dedup_stage2((rt_dedup_mode)m) ? 3 : 0);
         if (rt_dedup_stage1((rt_dedup_mode)m)) {
             /* t1's unique: 48 IDs in, 1 out: 48 x (8 + 8 + 4) + 8. */
-            assert_true(rt_graph_cost(g, op_in(g, "emb.fwd.unique", 0), 0)->bytes == 48 * 20 + 8);
+            assert_true(rt_graph_cost(g, find_op(g, "emb.fwd.unique", NULL, 0), 0)->bytes == 48 * 20 + 8);
         }
         rt_pipeline_free(&p);
     }
@@ -146,7 +134,7 @@ static void comm_dedup_removes_exactly_the_duplicates(void **state)
     rt_pipeline a, b;
     build(&a, DEDUP, none, 1);
     build(&b, DEDUP, comm, 1);
-    int ia = op_in(a.graph, "emb.fwd.ids_a2a", 0), ib = op_in(b.graph, "emb.fwd.ids_a2a", 0);
+    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     /* Duplicates per requester: 47 of t1, 31 of t2, 15 of t3, 8 bytes each; the per-sample
      * lengths (16 x 4 per table) become one 4-byte count per table. */
     double saved = (47 + 31 + 15) * 8 + 3 * (16 * 4 - 4);
@@ -188,14 +176,14 @@ static void merge_composes_with_flat(void **state)
     rt_pipeline a, b;
     build(&a, DEDUP, plain, 1);
     build(&b, DEDUP, merged, 2);
-    assert_int_equal(ops_in(a.graph, "emb.fwd.unique"), 3);
-    assert_int_equal(ops_in(b.graph, "emb.fwd.unique"), 2);
-    assert_int_equal(ops_in(b.graph, "emb.fwd.global_unique"), 2);
-    assert_true(rt_graph_cost(b.graph, op_in(b.graph, "emb.fwd.unique", 0), 0)->bytes == 80 * 20 + 2 * 8);
+    assert_int_equal(count_ops(a.graph, "emb.fwd.unique"), 3);
+    assert_int_equal(count_ops(b.graph, "emb.fwd.unique"), 2);
+    assert_int_equal(count_ops(b.graph, "emb.fwd.global_unique"), 2);
+    assert_true(rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.unique", NULL, 0), 0)->bytes == 80 * 20 + 2 * 8);
     /* Owner-side merged unique on rank 0: 4 t1 IDs arrive (one per requester), t2 lives on
      * rank 1, so 4 in and 1 out. */
-    assert_true(rt_graph_cost(b.graph, op_in(b.graph, "emb.fwd.global_unique", 0), 0)->bytes == 4 * 20 + 8);
-    int ia = op_in(a.graph, "emb.fwd.ids_a2a", 0), ib = op_in(b.graph, "emb.fwd.ids_a2a", 0);
+    assert_true(rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.global_unique", NULL, 0), 0)->bytes == 4 * 20 + 8);
+    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     assert_true(rt_graph_cost(a.graph, ia, 1)->bytes == rt_graph_cost(b.graph, ib, 1)->bytes);
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
@@ -214,17 +202,17 @@ static void statistical_stage2_tracks_exact(void **state)
     build(&a, TINY, ex, 5);
     build(&b, TINY, st, 6);
     /* Same ranks (reps = all 4), same samples: only the stage-2 counts differ. */
-    int n = ops_in(a.graph, "emb.fwd.global_unique");
+    int n = count_ops(a.graph, "emb.fwd.global_unique");
     assert_int_equal(n, 4);
     for (int r = 0; r < 4; r++) {
         double ea = 0, eb = 0;
         for (int k = 0; k < n; k++) {
-            ea += rt_graph_cost(a.graph, op_in(a.graph, "emb.fwd.global_unique", k), r)->bytes;
-            eb += rt_graph_cost(b.graph, op_in(b.graph, "emb.fwd.global_unique", k), r)->bytes;
+            ea += rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.global_unique", NULL, k), r)->bytes;
+            eb += rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.global_unique", NULL, k), r)->bytes;
         }
         /* The unique's bytes are dominated by the IDs in; compare the distinct rows read. */
-        double la = rt_graph_cost(a.graph, op_in(a.graph, "emb.fwd.lookup", 0), r)->bytes;
-        double lb = rt_graph_cost(b.graph, op_in(b.graph, "emb.fwd.lookup", 0), r)->bytes;
+        double la = rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.lookup", NULL, 0), r)->bytes;
+        double lb = rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.lookup", NULL, 0), r)->bytes;
         assert_true(fabs(ea - eb) / ea < 0.02);
         assert_true(fabs(la - lb) / la < 0.03);
     }

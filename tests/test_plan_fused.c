@@ -10,29 +10,17 @@
 
 #include <cmocka.h>
 
+#include "graph_query.h"
+
 #include "pipeline.h"
 
 #define TINY RT_SOURCE_DIR "/tests/data/tiny.yaml"
 #define DEDUP RT_SOURCE_DIR "/tests/data/dedup.yaml"
 
-static int op_in(const rt_graph *g, const char *phase, int nth)
-{
-    for (int o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->phases[g->ops[o].phase], phase) && nth-- == 0) return o;
-    return -1;
-}
-
-static int ops_in(const rt_graph *g, const char *phase)
-{
-    int n = 0;
-    while (op_in(g, phase, n) >= 0) n++;
-    return n;
-}
-
 static double phase_bytes(const rt_graph *g, const char *phase, int r)
 {
     double b = 0;
-    for (int k = 0; k < ops_in(g, phase); k++) b += rt_graph_cost(g, op_in(g, phase, k), r)->bytes;
+    for (int k = 0; k < count_ops(g, phase); k++) b += rt_graph_cost(g, find_op(g, phase, NULL, k), r)->bytes;
     return b;
 }
 
@@ -54,10 +42,10 @@ static void same_bytes_in_k_messages(void **state)
         rt_pipeline p;
         build(&p, TINY, sets, 3);
         const rt_graph *g = p.graph;
-        assert_int_equal(ops_in(g, "emb.fwd.ids_a2a"), rounds[i]);
-        assert_int_equal(ops_in(g, "emb.fwd.out_a2a"), rounds[i]);
-        assert_int_equal(ops_in(g, "emb.bwd.grad_a2a"), rounds[i]);
-        assert_int_equal(ops_in(g, "emb.fwd.sort"), rounds[i]);
+        assert_int_equal(count_ops(g, "emb.fwd.ids_a2a"), rounds[i]);
+        assert_int_equal(count_ops(g, "emb.fwd.out_a2a"), rounds[i]);
+        assert_int_equal(count_ops(g, "emb.bwd.grad_a2a"), rounds[i]);
+        assert_int_equal(count_ops(g, "emb.fwd.sort"), rounds[i]);
         for (int r = 0; r < 4; r++) {
             /* b x pooling x 8 + b x 4 per table: 320 + 448 + 320 + 320. */
             assert_true(phase_bytes(g, "emb.fwd.ids_a2a", r) == 1408);
@@ -66,8 +54,8 @@ static void same_bytes_in_k_messages(void **state)
         }
         if (rounds[i] == 2) {
             /* Group {a, b, c} goes to ranks 1..3, group {d} to rank 0. */
-            const rt_op_cost *g0 = rt_graph_cost(g, op_in(g, "emb.fwd.ids_a2a", 0), 2);
-            const rt_op_cost *g1 = rt_graph_cost(g, op_in(g, "emb.fwd.ids_a2a", 1), 2);
+            const rt_op_cost *g0 = rt_graph_cost(g, find_op(g, "emb.fwd.ids_a2a", NULL, 0), 2);
+            const rt_op_cost *g1 = rt_graph_cost(g, find_op(g, "emb.fwd.ids_a2a", NULL, 1), 2);
             const uint64_t s0[4] = {0, 448, 320, 320}, s1[4] = {320, 0, 0, 0};
             assert_memory_equal(g0->send, s0, sizeof s0);
             assert_memory_equal(g1->send, s1, sizeof s1);
@@ -86,16 +74,16 @@ static void deferred_hash_and_category_message(void **state)
     build(&a, TINY, fu, 1);
     build(&b, TINY, tf, 2);
     /* Only the mixed group {a, b, c} needs the hash and the category message. */
-    assert_int_equal(ops_in(a.graph, "emb.fwd.hash"), 1);
-    assert_int_equal(ops_in(a.graph, "emb.fwd.category_a2a"), 0);
-    assert_int_equal(ops_in(b.graph, "emb.fwd.hash"), 1);
-    assert_int_equal(ops_in(b.graph, "emb.fwd.category_a2a"), 1);
-    int ha = op_in(a.graph, "emb.fwd.hash", 0), hb = op_in(b.graph, "emb.fwd.hash", 0);
-    int ids_a = op_in(a.graph, "emb.fwd.ids_a2a", 0), ids_b = op_in(b.graph, "emb.fwd.ids_a2a", 0);
+    assert_int_equal(count_ops(a.graph, "emb.fwd.hash"), 1);
+    assert_int_equal(count_ops(a.graph, "emb.fwd.category_a2a"), 0);
+    assert_int_equal(count_ops(b.graph, "emb.fwd.hash"), 1);
+    assert_int_equal(count_ops(b.graph, "emb.fwd.category_a2a"), 1);
+    int ha = find_op(a.graph, "emb.fwd.hash", NULL, 0), hb = find_op(b.graph, "emb.fwd.hash", NULL, 0);
+    int ids_a = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ids_b = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     assert_true(ha > ids_a);             /* on the owner, after the IDs arrive */
     assert_true(hb < ids_b);             /* on the sender, before they leave */
-    assert_true(hb < op_in(b.graph, "emb.fwd.unique", 0));
-    int cat = op_in(b.graph, "emb.fwd.category_a2a", 0);
+    assert_true(hb < find_op(b.graph, "emb.fwd.unique", NULL, 0));
+    int cat = find_op(b.graph, "emb.fwd.category_a2a", NULL, 0);
     for (int r = 0; r < 4; r++) {
         /* Sender: 16 x (2 + 2 + 3) raw IDs read (8 B) and hashed keys written (8 B). */
         assert_true(rt_graph_cost(b.graph, hb, r)->bytes == 112 * 16);
@@ -120,17 +108,17 @@ static void dedup_composes_with_fused(void **state)
     rt_pipeline a, b;
     build(&a, DEDUP, fu, 2);
     build(&b, DEDUP, fl, 1);
-    assert_int_equal(ops_in(a.graph, "emb.fwd.ids_a2a"), 2);
+    assert_int_equal(count_ops(a.graph, "emb.fwd.ids_a2a"), 2);
     /* Segment unique: one kernel per group, not per table. */
-    assert_int_equal(ops_in(a.graph, "emb.fwd.unique"), 2);
-    assert_int_equal(ops_in(b.graph, "emb.fwd.unique"), 3);
+    assert_int_equal(count_ops(a.graph, "emb.fwd.unique"), 2);
+    assert_int_equal(count_ops(b.graph, "emb.fwd.unique"), 3);
     for (int r = 0; r < 4; r++) {
         assert_true(phase_bytes(a.graph, "emb.fwd.ids_a2a", r) == 36);
         assert_true(phase_bytes(b.graph, "emb.fwd.ids_a2a", r) == 36);
         assert_true(phase_bytes(a.graph, "emb.fwd.out_a2a", r) == phase_bytes(b.graph, "emb.fwd.out_a2a", r));
     }
     /* Group {t1, t2}: 48 + 32 IDs in, 2 distinct keys out. */
-    assert_true(rt_graph_cost(a.graph, op_in(a.graph, "emb.fwd.unique", 0), 0)->bytes == 80 * 20 + 2 * 8);
+    assert_true(rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.unique", NULL, 0), 0)->bytes == 80 * 20 + 2 * 8);
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
 }
@@ -145,8 +133,8 @@ static void merge_composes_with_fused(void **state)
     rt_pipeline a, b;
     build(&a, TINY, sg, 2);
     build(&b, TINY, pf, 3);
-    assert_int_equal(ops_in(a.graph, "emb.fwd.hash"), 0);
-    assert_int_equal(ops_in(b.graph, "emb.fwd.ids_a2a"), 2);
+    assert_int_equal(count_ops(a.graph, "emb.fwd.hash"), 0);
+    assert_int_equal(count_ops(b.graph, "emb.fwd.ids_a2a"), 2);
     for (int r = 0; r < 4; r++)
         assert_true(phase_bytes(a.graph, "emb.fwd.ids_a2a", r) == phase_bytes(b.graph, "emb.fwd.ids_a2a", r));
     rt_pipeline_free(&a);

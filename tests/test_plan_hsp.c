@@ -16,18 +16,13 @@
 
 #include <cmocka.h>
 
+#include "graph_query.h"
+
 #include "memory.h"
 #include "pipeline.h"
 #include "plan_common.h"
 
 #define HSP RT_SOURCE_DIR "/tests/data/hsp-tiny.yaml"
-
-static int op_in(const rt_graph *g, const char *phase)
-{
-    for (int o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->phases[g->ops[o].phase], phase)) return o;
-    return -1;
-}
 
 static void build(rt_pipeline *p, const char *const *sets, int n)
 {
@@ -40,7 +35,7 @@ static void alltoall_world_is_the_group(void **state)
     rt_pipeline p;
     build(&p, NULL, 0);
     const rt_graph *g = p.graph;
-    int ids = op_in(g, "emb.fwd.ids_a2a"), out = op_in(g, "emb.fwd.out_a2a");
+    int ids = find_op(g, "emb.fwd.ids_a2a", NULL, 0), out = find_op(g, "emb.fwd.out_a2a", NULL, 0);
     assert_int_equal(g->ops[ids].group.size, 2);
     assert_int_equal(g->ops[ids].group.stride, 1);
     /* To index 0 (b): 16 x 40 IDs x 8 B + 16 lengths x 4 B; to index 1 (c, a): 16 x (50 + 2)
@@ -78,7 +73,7 @@ static void dense_sync_allreduces_union_rows(void **state)
     const double bytes[2] = {128, 80};
     for (int r = 0; r < 4; r++) assert_true(rt_graph_cost(g, sync, r)->bytes == bytes[r % 2]);
     /* The update waits for the sync. */
-    int up = op_in(g, "emb.bwd.update");
+    int up = find_op(g, "emb.bwd.update", NULL, 0);
     assert_int_equal(rt_graph_deps(g, up)[0], sync);
     rt_pipeline_free(&p);
 }
@@ -90,7 +85,7 @@ static void sparse_sync_allgathers_pairs(void **state)
     rt_pipeline p;
     build(&p, sets, 1);
     const rt_graph *g = p.graph;
-    int sync = op_in(g, "emb.bwd.cross_group_sync");
+    int sync = find_op(g, "emb.bwd.cross_group_sync", NULL, 0);
     assert_int_equal(g->ops[sync].coll, RT_COLL_ALLGATHER);
     /* Each of the 2 groups contributes its touched rows as (8-byte index, fp32 row):
      * index 0: 2 x (2 x 8 + 32 x 4); index 1: 2 x (4 x 8 + 20 x 4). */
@@ -106,7 +101,7 @@ static void statistical_sync_expects_every_row(void **state)
     const char *sets[] = {"workload.mode=statistical", "workload.reps=2"};
     rt_pipeline p;
     build(&p, sets, 2);
-    int sync = op_in(p.graph, "emb.bwd.cross_group_sync");
+    int sync = find_op(p.graph, "emb.bwd.cross_group_sync", NULL, 0);
     assert_true(rt_graph_cost(p.graph, sync, 0)->bytes == 128);
     assert_true(rt_graph_cost(p.graph, sync, 1)->bytes == 128); /* rep 1 is rank 2, index 0 */
     rt_pipeline_free(&p);
@@ -120,8 +115,8 @@ static void one_group_is_flat(void **state)
     rt_pipeline a, b;
     build(&a, h, 1);
     build(&b, f, 1);
-    assert_int_equal(op_in(a.graph, "emb.bwd.cross_group_sync"), -1);
-    int ia = op_in(a.graph, "emb.fwd.ids_a2a"), ib = op_in(b.graph, "emb.fwd.ids_a2a");
+    assert_int_equal(find_op(a.graph, "emb.bwd.cross_group_sync", NULL, 0), -1);
+    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     assert_int_equal(a.graph->ops[ia].group.size, 4);
     for (int r = 0; r < 4; r++)
         assert_memory_equal(rt_graph_cost(a.graph, ia, r)->send, rt_graph_cost(b.graph, ib, r)->send,

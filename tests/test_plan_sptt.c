@@ -11,24 +11,12 @@
 
 #include <cmocka.h>
 
+#include "graph_query.h"
+
 #include "pipeline.h"
 
 #define SPTT RT_SOURCE_DIR "/tests/data/sptt-tiny.yaml"
 #define TINY RT_SOURCE_DIR "/tests/data/tiny.yaml"
-
-static int op_in(const rt_graph *g, const char *phase)
-{
-    for (int o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->phases[g->ops[o].phase], phase)) return o;
-    return -1;
-}
-
-static int op_named(const rt_graph *g, const char *phase)
-{
-    int o = op_in(g, phase);
-    if (o < 0) fail_msg("no op in phase %s", phase);
-    return o;
-}
 
 static void build(rt_pipeline *p, const char *path, const char *const *sets, int n)
 {
@@ -43,16 +31,16 @@ static void step_bytes(void **state)
     rt_pipeline p;
     build(&p, SPTT, NULL, 0);
     const rt_graph *g = p.graph;
-    int ids = op_named(g, "emb.fwd.global_ids_a2a"), intra = op_named(g, "emb.fwd.intra_a2a");
-    int peer = op_named(g, "emb.fwd.peer_a2a"), lookup = op_named(g, "emb.fwd.lookup");
-    int pgrad = op_named(g, "emb.bwd.peer_a2a"), igrad = op_named(g, "emb.bwd.intra_a2a");
+    int ids = must_find_op(g, "emb.fwd.global_ids_a2a", NULL), intra = must_find_op(g, "emb.fwd.intra_a2a", NULL);
+    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL), lookup = must_find_op(g, "emb.fwd.lookup", NULL);
+    int pgrad = must_find_op(g, "emb.bwd.peer_a2a", NULL), igrad = must_find_op(g, "emb.bwd.intra_a2a", NULL);
     assert_int_equal(g->ops[ids].group.size, 4);
     assert_int_equal(g->ops[intra].group.size, 2);
     assert_int_equal(g->ops[intra].group.stride, 1);
     assert_int_equal(g->ops[peer].group.size, 2); /* world T */
     assert_int_equal(g->ops[peer].group.stride, 2);
-    assert_int_equal(op_in(g, "emb.fwd.out_a2a"), -1);
-    assert_int_equal(op_in(g, "emb.bwd.grad_a2a"), -1);
+    assert_int_equal(find_op(g, "emb.fwd.out_a2a", NULL, 0), -1);
+    assert_int_equal(find_op(g, "emb.bwd.grad_a2a", NULL, 0), -1);
     /* (a) b x pooling x 8 B IDs + one uint32 length per sample, to the owner. */
     const uint64_t ids_to[4] = {16 * 3 * 8 + 64, 16 * 2 * 8 + 64, 16 * 2 * 8 + 64, 16 * 2 * 8 + 64};
     for (int r = 0; r < 4; r++) {
@@ -86,7 +74,7 @@ static void same_dense_input_as_flat(void **state)
     rt_pipeline a, b;
     build(&a, TINY, fl, 1);
     build(&b, TINY, sp, 3);
-    int out = op_named(a.graph, "emb.fwd.out_a2a"), peer = op_named(b.graph, "emb.fwd.peer_a2a");
+    int out = must_find_op(a.graph, "emb.fwd.out_a2a", NULL), peer = must_find_op(b.graph, "emb.fwd.peer_a2a", NULL);
     for (int r = 0; r < 4; r++)
         assert_true(rt_graph_cost(a.graph, out, r)->recv_bytes ==
                     rt_graph_cost(b.graph, peer, r)->recv_bytes);
@@ -107,8 +95,8 @@ static void tower_module_linear(void **state)
     build(&p, SPTT, sets, 1);
     const rt_graph *g = p.graph;
     const rt_model *m = &p.scenario->model;
-    int peer = op_named(g, "emb.fwd.peer_a2a"), tm = op_named(g, "dense.tm_fwd");
-    int tar = op_named(g, "dense.tm_allreduce"), ar = op_named(g, "dense.allreduce");
+    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL), tm = must_find_op(g, "dense.tm_fwd", NULL);
+    int tar = must_find_op(g, "dense.tm_allreduce", NULL), ar = must_find_op(g, "dense.allreduce", NULL);
     for (int r = 0; r < 4; r++)
         for (int i = 0; i < 2; i++)
             assert_int_equal(rt_graph_cost(g, peer, r)->send[i], 16 * 2 * 8 * 4 / 2);
@@ -137,7 +125,7 @@ static void tower_module_crossnet(void **state)
     rt_pipeline p;
     build(&p, TINY, sets, 3);
     const rt_graph *g = p.graph;
-    int peer = op_named(g, "emb.fwd.peer_a2a");
+    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL);
     const rt_op_cost *c = rt_graph_cost(g, peer, 0);
     assert_int_equal(c->send[1], 16 * 8 * 4);  /* rank 0 is in tower 0 */
     assert_int_equal(c->recv[1], 16 * 12 * 4); /* from tower 1 */
@@ -154,7 +142,7 @@ static void hosts_per_tower(void **state)
     rt_pipeline p;
     build(&p, SPTT, sets, 3);
     const rt_graph *g = p.graph;
-    int intra = op_named(g, "emb.fwd.intra_a2a"), peer = op_named(g, "emb.fwd.peer_a2a");
+    int intra = must_find_op(g, "emb.fwd.intra_a2a", NULL), peer = must_find_op(g, "emb.fwd.peer_a2a", NULL);
     assert_int_equal(g->ops[intra].group.size, 4);
     assert_int_equal(g->ops[peer].group.size, 2);
     assert_int_equal(g->ops[peer].group.stride, 4);
@@ -178,15 +166,15 @@ static void row_wise_reduce_scatter(void **state)
     rt_pipeline p;
     build(&p, SPTT, sets, 1);
     const rt_graph *g = p.graph;
-    int rs = op_named(g, "emb.fwd.intra_reduce_scatter"),
-        ag = op_named(g, "emb.bwd.intra_allgather");
-    assert_int_equal(op_in(g, "emb.fwd.intra_a2a"), -1);
+    int rs = must_find_op(g, "emb.fwd.intra_reduce_scatter", NULL),
+        ag = must_find_op(g, "emb.bwd.intra_allgather", NULL);
+    assert_int_equal(find_op(g, "emb.fwd.intra_a2a", NULL, 0), -1);
     assert_int_equal(g->ops[rs].coll, RT_COLL_REDUCE_SCATTER);
     for (int r = 0; r < 4; r++) {
         assert_true(rt_graph_cost(g, rs, r)->bytes == 4.0 * 16 * 2 * 8 * 4);
         assert_true(rt_graph_cost(g, ag, r)->bytes == 4.0 * 16 * 2 * 8 * 4);
     }
-    int peer = op_named(g, "emb.fwd.peer_a2a");
+    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL);
     assert_true(rt_graph_cost(g, peer, 0)->recv_bytes == 16.0 * 4 * 8 * 4);
     rt_pipeline_free(&p);
 }
