@@ -65,8 +65,9 @@ static void copy_ref_free(copy_ref *c)
     free(c->dst);
 }
 
-/* Seconds per call of fn, from enough back-to-back calls to last at least 2 ms: one call for the
- * large inputs, many for the small ones, whose time alone would be clock resolution. */
+/* Calls of fn per timed batch, enough to last at least 2 ms: one for the large inputs, which
+ * then run cold after each copy, many for the small ones, whose single call would be clock
+ * resolution and which then run from cache, as a repeatedly launched small kernel would. */
 static int calls_per_batch(run_fn fn, void *ctx)
 {
     if (fn(ctx) != RT_K_OK) {

@@ -1,18 +1,8 @@
 /* Embedding gather with pooling, sequence lookup, and row gather / scatter-add. */
 #include "internal.h"
+#include "row_prefetch.h"
 
 #include <stdlib.h>
-
-/* Rows are fetched this many IDs ahead so the random row reads overlap. */
-enum { PREFETCH_AHEAD = 32 };
-
-static void prefetch_row(const rt_ktable *t, int64_t row)
-{
-    const size_t bytes = (size_t)t->dim * rt_kdtype_bytes(t->dtype);
-    const char *p = (const char *)t->data + (size_t)row * bytes;
-    for (size_t off = 0; off < bytes; off += 64)
-        __builtin_prefetch(p + off, 0, 0);
-}
 
 rt_kstatus rt_kcpu_gather_pool(const rt_ktable *t, const int64_t *ids, const int64_t *offsets,
                                int64_t nbags, rt_kpool pool, float *out)
@@ -30,8 +20,10 @@ rt_kstatus rt_kcpu_sequence_lookup(const rt_ktable *t, const int64_t *ids, int64
 {
     if (!rt_kcpu_table_ok(t) || n < 0 || (n > 0 && (!ids || !out))) return RT_K_EINVAL;
     if (!rt_kcpu_ids_in_range(ids, n, t->rows)) return RT_K_ERANGE;
+    const size_t row_bytes = (size_t)t->dim * rt_kdtype_bytes(t->dtype);
+    const int64_t ahead = rt_kcpu_rows_ahead(row_bytes);
     for (int64_t i = 0; i < n; i++) {
-        if (i + PREFETCH_AHEAD < n) prefetch_row(t, ids[i + PREFETCH_AHEAD]);
+        rt_kcpu_prefetch_later(t->data, row_bytes, ids, i, ahead, n);
         rt_kcpu_row_load(t, ids[i], out + i * t->dim);
     }
     return RT_K_OK;
