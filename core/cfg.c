@@ -64,9 +64,18 @@ void rt_cfg_free(rt_cfg *c)
     free(c);
 }
 
-struct fy_node *rt_cfg_root(rt_cfg *c) { return fy_document_root(c->doc); }
-const char *rt_cfg_path(const rt_cfg *c) { return c->path; }
-FILE *rt_cfg_err(rt_cfg *c) { return c->err; }
+struct fy_node *rt_cfg_root(rt_cfg *c)
+{
+    return fy_document_root(c->doc);
+}
+const char *rt_cfg_path(const rt_cfg *c)
+{
+    return c->path;
+}
+FILE *rt_cfg_err(rt_cfg *c)
+{
+    return c->err;
+}
 
 /* ---- locations ---------------------------------------------------------------------- */
 
@@ -127,9 +136,11 @@ const char *rt_cfg_node_path(struct fy_node *node, char *buf, size_t size)
 {
     char *p = node ? fy_node_get_path(node) : NULL;
     const char *src = p ? p : "";
-    while (*src == '/') src++;
+    while (*src == '/')
+        src++;
     size_t j = 0;
-    for (; *src && j + 1 < size; src++) buf[j++] = *src == '/' ? '.' : *src;
+    for (; *src && j + 1 < size; src++)
+        buf[j++] = *src == '/' ? '.' : *src;
     buf[j] = '\0';
     free(p);
     return buf;
@@ -217,7 +228,8 @@ int rt_cfg_check_keys(rt_cfg *c, struct fy_node *map, const char *const *allowed
     while ((p = fy_node_mapping_iterate(map, &it))) {
         struct fy_node *k = fy_node_pair_key(p);
         size_t len;
-        const char *s = k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar(k, &len) : NULL;
+        const char *s =
+            k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar(k, &len) : NULL;
         int ok = 0;
         for (int i = 0; s && allowed[i]; i++)
             if (strlen(allowed[i]) == len && memcmp(allowed[i], s, len) == 0) ok = 1;
@@ -228,7 +240,8 @@ int rt_cfg_check_keys(rt_cfg *c, struct fy_node *map, const char *const *allowed
             char path[256];
             rt_cfg_node_path(map, path, sizeof path);
             fprintf(c->err, "unknown key '%s%s%s'; allowed here: ", path, path[0] ? "." : "", name);
-            for (int i = 0; allowed[i]; i++) fprintf(c->err, "%s%s", i ? ", " : "", allowed[i]);
+            for (int i = 0; allowed[i]; i++)
+                fprintf(c->err, "%s%s", i ? ", " : "", allowed[i]);
             fputc('\n', c->err);
             return -1;
         }
@@ -293,7 +306,8 @@ int rt_cfg_get_double(rt_cfg *c, struct fy_node *map, const char *key, int requi
     double x;
     if (!s) return -1;
     if (parse_double_text(s, &x)) {
-        key_error(c, map, v, key, "'%s' is not a number; allowed: numbers in [%g, %g]", s, min, max);
+        key_error(c, map, v, key, "'%s' is not a number; allowed: numbers in [%g, %g]", s, min,
+                  max);
         return -1;
     }
     if (x < min || x > max) {
@@ -336,8 +350,10 @@ int rt_cfg_get_bool(rt_cfg *c, struct fy_node *map, const char *key, int require
     char buf[16];
     const char *s = scalar_text(c, map, v, key, "true or false", buf, sizeof buf);
     if (!s) return -1;
-    if (strcmp(s, "true") == 0) *out = 1;
-    else if (strcmp(s, "false") == 0) *out = 0;
+    if (strcmp(s, "true") == 0)
+        *out = 1;
+    else if (strcmp(s, "false") == 0)
+        *out = 0;
     else {
         key_error(c, map, v, key, "'%s' is not a boolean; allowed: true, false", s);
         return -1;
@@ -377,8 +393,10 @@ int rt_cfg_get_enum(rt_cfg *c, struct fy_node *map, const char *key, int require
     print_location(c, v);
     char path[256];
     rt_cfg_node_path(map, path, sizeof path);
-    fprintf(c->err, "key '%s%s%s': unknown value '%s'; allowed: ", path, path[0] ? "." : "", key, s);
-    for (int i = 0; names[i]; i++) fprintf(c->err, "%s%s", i ? ", " : "", names[i]);
+    fprintf(c->err, "key '%s%s%s': unknown value '%s'; allowed: ", path, path[0] ? "." : "", key,
+            s);
+    for (int i = 0; names[i]; i++)
+        fprintf(c->err, "%s%s", i ? ", " : "", names[i]);
     fputc('\n', c->err);
     return -1;
 }
@@ -453,8 +471,8 @@ int rt_cfg_node_double(rt_cfg *c, struct fy_node *node, double min, double max, 
     return 0;
 }
 
-int rt_cfg_get_int_list(rt_cfg *c, struct fy_node *map, const char *key, int required,
-                        int64_t min, int64_t max, int64_t **out, int *n)
+int rt_cfg_get_int_list(rt_cfg *c, struct fy_node *map, const char *key, int required, int64_t min,
+                        int64_t max, int64_t **out, int *n)
 {
     int ok = 1;
     struct fy_node *seq = rt_cfg_get_seq(c, map, key, required, &ok);

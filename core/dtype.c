@@ -8,4 +8,7 @@ size_t rt_dtype_bytes(rt_dtype t)
     return (unsigned)t < RT_DT_COUNT ? bytes[t] : 0;
 }
 
-const char *rt_dtype_name(rt_dtype t) { return (unsigned)t < RT_DT_COUNT ? rt_dtype_names[t] : "?"; }
+const char *rt_dtype_name(rt_dtype t)
+{
+    return (unsigned)t < RT_DT_COUNT ? rt_dtype_names[t] : "?";
+}

@@ -4,14 +4,13 @@
 #include <string.h>
 
 const char *const rt_stream_names[] = {"compute", "comm", "copy", NULL};
-const char *const rt_kernel_kind_names[] = {"bucketize",    "unique",     "lookup",
-                                            "unpermute",    "peer_permute", "shuffle", "dense_fwd",  "dense_bwd",
-                                            "loss",         "sparse_update", "dense_update",
-                                            "h2d",          NULL};
-const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scatter", "allgather",
-                                          "sendrecv", NULL};
-const char *const rt_coll_algo_names[] = {"auto", "direct", "ring", "tree", "hierarchical", "nvls",
-                                          NULL};
+const char *const rt_kernel_kind_names[] = {
+    "bucketize", "unique", "lookup",        "unpermute",    "peer_permute", "shuffle", "dense_fwd",
+    "dense_bwd", "loss",   "sparse_update", "dense_update", "h2d",          NULL};
+const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scatter",
+                                          "allgather", "sendrecv",  NULL};
+const char *const rt_coll_algo_names[] = {"auto",         "direct", "ring", "tree",
+                                          "hierarchical", "nvls",   NULL};
 
 /* Per-peer arrays are many and small and live as long as the graph: one arena. */
 typedef struct rt_graph_chunk {
@@ -26,7 +25,8 @@ static void *grow(void *p, int *cap, int need, size_t elem)
 {
     if (need <= *cap) return p;
     int nc = *cap ? *cap : 16;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     void *q = realloc(p, (size_t)nc * elem);
     if (!q) abort(); /* out of memory is not a user error we can report better */
     *cap = nc;
@@ -56,9 +56,11 @@ rt_graph *rt_graph_new(int world, int n_reps, const int *rep_rank, const double 
 void rt_graph_free(rt_graph *g)
 {
     if (!g) return;
-    for (int i = 0; i < g->n_phases; i++) free(g->phases[i]);
+    for (int i = 0; i < g->n_phases; i++)
+        free(g->phases[i]);
     free(g->phases);
-    for (int i = 0; i < g->n_names; i++) free(g->names[i]);
+    for (int i = 0; i < g->n_names; i++)
+        free(g->names[i]);
     free(g->names);
     free(g->ops);
     free(g->deps);

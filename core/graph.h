@@ -16,12 +16,12 @@ typedef enum { RT_STREAM_COMPUTE, RT_STREAM_COMM, RT_STREAM_COPY, RT_STREAM_COUN
 typedef enum { RT_OP_KERNEL, RT_OP_COLLECTIVE } rt_op_type;
 
 typedef enum {
-    RT_K_BUCKETIZE,     /* route IDs to owners */
+    RT_K_BUCKETIZE, /* route IDs to owners */
     RT_K_UNIQUE,
-    RT_K_LOOKUP,        /* gather + pool */
-    RT_K_UNPERMUTE,     /* recovery gather back into the model's (sample, feature) layout */
-    RT_K_PEER_PERMUTE,  /* SPTT step (c): reorder rows into peer order */
-    RT_K_SHUFFLE,       /* SPTT step (e): (features, peers) -> (peers, features) */
+    RT_K_LOOKUP,       /* gather + pool */
+    RT_K_UNPERMUTE,    /* recovery gather back into the model's (sample, feature) layout */
+    RT_K_PEER_PERMUTE, /* SPTT step (c): reorder rows into peer order */
+    RT_K_SHUFFLE,      /* SPTT step (e): (features, peers) -> (peers, features) */
     RT_K_DENSE_FWD,
     RT_K_DENSE_BWD,
     RT_K_LOSS,
@@ -58,15 +58,15 @@ typedef struct rt_group {
 typedef struct rt_op {
     rt_op_type type;
     rt_stream stream;
-    int phase;          /* index into rt_graph.phases */
-    const char *name;   /* static string */
-    rt_dtype dtype;     /* kernel: compute dtype (selects peak FLOP/s) */
+    int phase;        /* index into rt_graph.phases */
+    const char *name; /* static string */
+    rt_dtype dtype;   /* kernel: compute dtype (selects peak FLOP/s) */
     rt_kernel_kind kernel;
     rt_coll_kind coll;
     rt_coll_algo algo;
     rt_group group;
     int n_deps;
-    int deps_at;        /* first dependency in rt_graph.deps */
+    int deps_at; /* first dependency in rt_graph.deps */
 } rt_op;
 
 /* The cost of one op on one representative rank.
@@ -85,20 +85,20 @@ typedef struct rt_op_cost {
 typedef struct rt_graph {
     int world;
     int n_reps;
-    int *rep_rank;       /* rank id of each representative */
-    double *rep_weight;  /* how many ranks each representative stands for (sums to world) */
+    int *rep_rank;      /* rank id of each representative */
+    double *rep_weight; /* how many ranks each representative stands for (sums to world) */
     int n_ops, cap_ops;
     rt_op *ops;
     int n_deps, cap_deps;
     int *deps;
-    rt_op_cost *costs;   /* [op * n_reps + rep] */
+    rt_op_cost *costs; /* [op * n_reps + rep] */
     int n_phases, cap_phases;
     char **phases;
-    double *peak_hbm_bytes; /* per rep, from the plan's memory accounting */
-    double model_flops;     /* useful FLOPs of one iteration, all ranks */
+    double *peak_hbm_bytes;        /* per rep, from the plan's memory accounting */
+    double model_flops;            /* useful FLOPs of one iteration, all ranks */
     struct rt_graph_chunk *chunks; /* arena for per-peer arrays */
     int n_names, cap_names;
-    char **names;           /* op names composed at build time, owned */
+    char **names; /* op names composed at build time, owned */
 } rt_graph;
 
 rt_graph *rt_graph_new(int world, int n_reps, const int *rep_rank, const double *rep_weight);
@@ -117,7 +117,10 @@ static inline rt_op_cost *rt_graph_cost(const rt_graph *g, int op, int rep)
 {
     return &g->costs[(long)op * g->n_reps + rep];
 }
-static inline const int *rt_graph_deps(const rt_graph *g, int op) { return g->deps + g->ops[op].deps_at; }
+static inline const int *rt_graph_deps(const rt_graph *g, int op)
+{
+    return g->deps + g->ops[op].deps_at;
+}
 
 /* A copy of NAME owned by the graph, for op names composed at build time. */
 const char *rt_graph_name(rt_graph *g, const char *name);
@@ -130,8 +133,14 @@ static inline int rt_group_base(rt_group gr, int rank)
 {
     return rank - ((rank / gr.stride) % gr.size) * gr.stride;
 }
-static inline int rt_group_member(rt_group gr, int rank, int k) { return rt_group_base(gr, rank) + k * gr.stride; }
-static inline int rt_group_index(rt_group gr, int rank) { return (rank / gr.stride) % gr.size; }
+static inline int rt_group_member(rt_group gr, int rank, int k)
+{
+    return rt_group_base(gr, rank) + k * gr.stride;
+}
+static inline int rt_group_index(rt_group gr, int rank)
+{
+    return (rank / gr.stride) % gr.size;
+}
 
 extern const char *const rt_stream_names[];
 extern const char *const rt_kernel_kind_names[];

@@ -7,12 +7,12 @@
 typedef struct rt_json {
     FILE *f;
     int depth;
-    int first[64];  /* per nesting level: no element written yet */
+    int first[64]; /* per nesting level: no element written yet */
     int pretty;
 } rt_json;
 
 void rt_json_init(rt_json *j, FILE *f, int pretty);
-void rt_json_begin_object(rt_json *j, const char *key);  /* key NULL inside arrays / at top */
+void rt_json_begin_object(rt_json *j, const char *key); /* key NULL inside arrays / at top */
 void rt_json_end_object(rt_json *j);
 void rt_json_begin_array(rt_json *j, const char *key);
 void rt_json_end_array(rt_json *j);

@@ -15,25 +15,32 @@ const char *const rt_len_dist_names[] = {"fixed", "lognormal", "empirical", NULL
 int rt_optimizer_state_floats(rt_optimizer o, int dim)
 {
     switch (o) {
-    case RT_OPT_SGD: return 0;
-    case RT_OPT_ADAGRAD: return dim;
-    case RT_OPT_ROWWISE_ADAGRAD: return 1;
-    case RT_OPT_ADAM: return 2 * dim;
-    default: return 0;
+    case RT_OPT_SGD:
+        return 0;
+    case RT_OPT_ADAGRAD:
+        return dim;
+    case RT_OPT_ROWWISE_ADAGRAD:
+        return 1;
+    case RT_OPT_ADAM:
+        return 2 * dim;
+    default:
+        return 0;
     }
 }
 
-static const char *const model_keys[] = {"name",  "source", "dense_features", "dense_dtype",
-                                         "seq_len", "loss", "negatives",      "defaults",
-                                         "tables", "layers", NULL};
-static const char *const table_keys[] = {"name",    "rows",    "count",       "dim",
+static const char *const model_keys[] = {
+    "name",      "source",   "dense_features", "dense_dtype", "seq_len", "loss",
+    "negatives", "defaults", "tables",         "layers",      NULL};
+static const char *const table_keys[] = {"name",    "rows",      "count",       "dim",
                                          "dtype",   "optimizer", "initializer", "sequence",
-                                         "dynamic", "pooling", "ids",         NULL};
-static const char *const len_keys[] = {"kind", "mean", "sigma", "min", "max", "values", "weights", NULL};
+                                         "dynamic", "pooling",   "ids",         NULL};
+static const char *const len_keys[] = {"kind", "mean",   "sigma",   "min",
+                                       "max",  "values", "weights", NULL};
 static const char *const id_keys[] = {"kind", "alpha", NULL};
 static const char *const layer_keys[] = {
-    "type", "name", "input", "sizes", "activation_last", "num_layers", "rank", "blocks",
-    "heads", "d_qk", "d_v",  "d_model", "ffn_mult",      "experts",    "tasks", "tower_sizes", NULL};
+    "type",   "name",        "input", "sizes", "activation_last", "num_layers", "rank",
+    "blocks", "heads",       "d_qk",  "d_v",   "d_model",         "ffn_mult",   "experts",
+    "tasks",  "tower_sizes", NULL};
 static const char *const loss_names[] = {"bce", "sampled_softmax", NULL};
 
 int rt_len_spec_parse(rt_cfg *c, struct fy_node *map, rt_len_spec *l)
@@ -56,8 +63,10 @@ int rt_len_spec_parse(rt_cfg *c, struct fy_node *map, rt_len_spec *l)
         if (rt_cfg_get_double_list(c, map, "values", 1, 0, 1e9, &l->values, &nv) < 0) return -1;
         if (rt_cfg_get_double_list(c, map, "weights", 1, 0, 1e300, &l->weights, &nw) < 0) return -1;
         if (nv != nw || nv == 0) {
-            rt_cfg_error(c, map, "values and weights must be non-empty and of equal length "
-                                 "(got %d and %d)", nv, nw);
+            rt_cfg_error(c, map,
+                         "values and weights must be non-empty and of equal length "
+                         "(got %d and %d)",
+                         nv, nw);
             return -1;
         }
         l->n_bins = nv;
@@ -173,8 +182,10 @@ static int parse_tables(rt_cfg *c, struct fy_node *seq, const rt_table *defaults
         }
         for (int64_t i = 0; !rc && i < count; i++) {
             char name[160];
-            if (count > 1) snprintf(name, sizeof name, "%s_%lld", t.name, (long long)i);
-            else snprintf(name, sizeof name, "%s", t.name);
+            if (count > 1)
+                snprintf(name, sizeof name, "%s_%lld", t.name, (long long)i);
+            else
+                snprintf(name, sizeof name, "%s", t.name);
             for (int j = 0; j < m->n_tables; j++)
                 if (strcmp(m->tables[j].name, name) == 0) {
                     rt_cfg_error(c, item, "duplicate table name '%s'", name);
@@ -201,22 +212,28 @@ static int parse_inputs(rt_cfg *c, struct fy_node *layer, rt_model *m, rt_layer 
     struct fy_node *item;
     while ((item = fy_node_sequence_iterate(seq, &it))) {
         size_t len;
-        const char *s = fy_node_get_type(item) == FYNT_SCALAR ? fy_node_get_scalar(item, &len) : NULL;
+        const char *s =
+            fy_node_get_type(item) == FYNT_SCALAR ? fy_node_get_scalar(item, &len) : NULL;
         rt_src src = {RT_SRC_LAYER, -1};
         if (!s) {
             rt_cfg_error(c, item, "expected an input name");
             return -1;
         }
-        if (len == 5 && !memcmp(s, "dense", 5)) src.kind = RT_SRC_DENSE;
-        else if (len == 10 && !memcmp(s, "embeddings", 10)) src.kind = RT_SRC_EMBEDDINGS;
-        else if (len == 8 && !memcmp(s, "sequence", 8)) src.kind = RT_SRC_SEQUENCE;
+        if (len == 5 && !memcmp(s, "dense", 5))
+            src.kind = RT_SRC_DENSE;
+        else if (len == 10 && !memcmp(s, "embeddings", 10))
+            src.kind = RT_SRC_EMBEDDINGS;
+        else if (len == 8 && !memcmp(s, "sequence", 8))
+            src.kind = RT_SRC_SEQUENCE;
         else
             for (int j = 0; j < m->n_layers; j++)
                 if (strlen(m->layers[j].name) == len && !memcmp(m->layers[j].name, s, len))
                     src.layer = j;
         if (src.kind == RT_SRC_LAYER && src.layer < 0) {
-            rt_cfg_error(c, item, "unknown input '%.*s'; allowed: dense, embeddings, sequence, or "
-                                  "the name of an earlier layer", (int)len, s);
+            rt_cfg_error(c, item,
+                         "unknown input '%.*s'; allowed: dense, embeddings, sequence, or "
+                         "the name of an earlier layer",
+                         (int)len, s);
             return -1;
         }
         l->inputs[l->n_inputs++] = src;
@@ -228,7 +245,8 @@ static int to_int_array(const int64_t *v, int n, int **out)
 {
     *out = malloc(sizeof(int) * (size_t)(n ? n : 1));
     if (!*out) return -1;
-    for (int i = 0; i < n; i++) (*out)[i] = (int)v[i];
+    for (int i = 0; i < n; i++)
+        (*out)[i] = (int)v[i];
     return 0;
 }
 
@@ -264,7 +282,7 @@ static int parse_layer(rt_cfg *c, struct fy_node *item, rt_model *m, rt_layer *l
     int64_t x;
 #define INT_KEY(key, field, req, lo, hi)                                                           \
     x = l->field;                                                                                  \
-    if (rt_cfg_get_int(c, item, key, req, lo, hi, &x) < 0) return -1;                             \
+    if (rt_cfg_get_int(c, item, key, req, lo, hi, &x) < 0) return -1;                              \
     l->field = (int)x;
     INT_KEY("num_layers", num_layers, l->kind == RT_LAYER_DCN, 1, 1000)
     INT_KEY("rank", rank, l->kind == RT_LAYER_DCN, 1, 1 << 20)
@@ -337,8 +355,9 @@ int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
     struct fy_node *dmap = rt_cfg_get_map(c, map, "defaults", 0, &ok);
     if (!ok) return -1;
     if (dmap) {
-        static const char *const default_keys[] = {"dim",      "dtype",   "optimizer", "initializer",
-                                                   "sequence", "dynamic", "pooling",   "ids", NULL};
+        static const char *const default_keys[] = {"dim",         "dtype",    "optimizer",
+                                                   "initializer", "sequence", "dynamic",
+                                                   "pooling",     "ids",      NULL};
         if (rt_cfg_check_keys(c, dmap, default_keys) || table_fields(c, dmap, &defaults)) {
             table_clear(&defaults);
             return -1;
@@ -346,10 +365,12 @@ int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
     }
     struct fy_node *tables = rt_cfg_get_seq(c, map, "tables", req, &ok);
     int rc = 0;
-    if (!ok) rc = -1;
+    if (!ok)
+        rc = -1;
     else if (tables) {
         if (partial) {
-            rt_cfg_error(c, tables, "tables cannot be overridden from a scenario; edit the model file");
+            rt_cfg_error(c, tables,
+                         "tables cannot be overridden from a scenario; edit the model file");
             rc = -1;
         } else {
             rc = parse_tables(c, tables, &defaults, m);
@@ -361,7 +382,8 @@ int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
     if (!ok) return -1;
     if (layers) {
         if (partial) {
-            rt_cfg_error(c, layers, "layers cannot be overridden from a scenario; edit the model file");
+            rt_cfg_error(c, layers,
+                         "layers cannot be overridden from a scenario; edit the model file");
             return -1;
         }
         if (parse_layers(c, layers, m)) return -1;
@@ -376,7 +398,8 @@ int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
 void rt_model_free(rt_model *m)
 {
     if (!m) return;
-    for (int i = 0; i < m->n_tables; i++) table_clear(&m->tables[i]);
+    for (int i = 0; i < m->n_tables; i++)
+        table_clear(&m->tables[i]);
     free(m->tables);
     for (int i = 0; i < m->n_layers; i++) {
         free(m->layers[i].name);

@@ -23,10 +23,10 @@ typedef enum {
 /* Distribution of a per-sample count: pooling factor (IDs per sample) or sequence length. */
 typedef struct rt_len_spec {
     rt_len_dist kind;
-    double mean;   /* fixed: the value; lognormal: the mean of the length */
-    double sigma;  /* lognormal: sigma of log(length) */
-    int min, max;  /* clamp, inclusive; max also bounds padding */
-    int n_bins;    /* empirical: values[i] with weight[i] */
+    double mean;  /* fixed: the value; lognormal: the mean of the length */
+    double sigma; /* lognormal: sigma of log(length) */
+    int min, max; /* clamp, inclusive; max also bounds padding */
+    int n_bins;   /* empirical: values[i] with weight[i] */
     double *values;
     double *weights;
 } rt_len_spec;
@@ -38,10 +38,10 @@ typedef struct rt_id_spec {
 
 typedef struct rt_table {
     char *name;
-    uint64_t rows;     /* vocabulary; for dynamic tables the expected number of live keys */
-    int dynamic;       /* hash table keyed by raw 64-bit IDs */
+    uint64_t rows; /* vocabulary; for dynamic tables the expected number of live keys */
+    int dynamic;   /* hash table keyed by raw 64-bit IDs */
     int dim;
-    int sequence;      /* 1: un-pooled, one embedding per ID (sequence feature) */
+    int sequence; /* 1: un-pooled, one embedding per ID (sequence feature) */
     rt_dtype dtype;
     rt_optimizer optimizer;
     char *initializer;
@@ -51,11 +51,11 @@ typedef struct rt_table {
 
 typedef enum {
     RT_LAYER_MLP,
-    RT_LAYER_DOT,   /* DLRM pairwise dot interaction */
-    RT_LAYER_DCN,   /* DCN-v2 low-rank cross network */
-    RT_LAYER_HSTU,  /* stack of HSTU blocks over a jagged sequence */
-    RT_LAYER_FUXI,  /* stack of FuXi blocks over a jagged sequence */
-    RT_LAYER_MMOE,  /* multi-gate mixture of experts with per-task towers */
+    RT_LAYER_DOT,  /* DLRM pairwise dot interaction */
+    RT_LAYER_DCN,  /* DCN-v2 low-rank cross network */
+    RT_LAYER_HSTU, /* stack of HSTU blocks over a jagged sequence */
+    RT_LAYER_FUXI, /* stack of FuXi blocks over a jagged sequence */
+    RT_LAYER_MMOE, /* multi-gate mixture of experts with per-task towers */
     RT_LAYER_COUNT
 } rt_layer_kind;
 
@@ -79,14 +79,14 @@ typedef struct rt_layer {
     rt_src *inputs; /* default: the previous layer, or dense features for the first */
 
     int n_sizes;
-    int *sizes;      /* mlp widths; mmoe expert widths */
+    int *sizes;          /* mlp widths; mmoe expert widths */
     int activation_last; /* mlp: activation after the last linear (default 1 except when width 1) */
-    int num_layers;  /* dcn: cross layers; hstu/fuxi: blocks */
-    int rank;        /* dcn: low rank */
-    int heads;       /* hstu/fuxi */
-    int d_qk, d_v;   /* hstu/fuxi: per-head dims */
-    int d_model;     /* hstu/fuxi: token width (0 = input width) */
-    int ffn_mult;    /* fuxi: FFN hidden = ffn_mult * d_model */
+    int num_layers;      /* dcn: cross layers; hstu/fuxi: blocks */
+    int rank;            /* dcn: low rank */
+    int heads;           /* hstu/fuxi */
+    int d_qk, d_v;       /* hstu/fuxi: per-head dims */
+    int d_model;         /* hstu/fuxi: token width (0 = input width) */
+    int ffn_mult;        /* fuxi: FFN hidden = ffn_mult * d_model */
     int experts, tasks;
     int n_tower_sizes;
     int *tower_sizes; /* mmoe per-task tower widths */
@@ -104,13 +104,13 @@ typedef struct rt_model {
     char *name;
     char *source; /* where the configuration comes from */
     int dense_features;
-    int seq_len;  /* nominal tokens per sample for sequence models (0 = not a sequence model) */
+    int seq_len; /* nominal tokens per sample for sequence models (0 = not a sequence model) */
     rt_dtype dense_dtype;
     int n_tables;
     rt_table *tables;
     int n_layers;
     rt_layer *layers;
-    char *loss; /* "bce" or "sampled_softmax" */
+    char *loss;    /* "bce" or "sampled_softmax" */
     int negatives; /* sampled softmax negatives per token */
 
     /* Filled by models/model_cost.c. */
@@ -137,6 +137,9 @@ int rt_id_spec_parse(struct rt_cfg *c, struct fy_node *map, rt_id_spec *s);
 /* Optimizer state floats per row of width DIM. */
 int rt_optimizer_state_floats(rt_optimizer o, int dim);
 
-static inline double rt_poly_eval(rt_poly p, double L) { return p.c[0] + p.c[1] * L + p.c[2] * L * L; }
+static inline double rt_poly_eval(rt_poly p, double L)
+{
+    return p.c[0] + p.c[1] * L + p.c[2] * L * L;
+}
 
 #endif

@@ -8,7 +8,7 @@
 
 typedef struct rt_result {
     const rt_graph *graph;
-    double *start;      /* [op * n_reps + rep], seconds from iteration start */
+    double *start; /* [op * n_reps + rep], seconds from iteration start */
     double *end;
     rt_coll_algo *algo; /* [op * n_reps + rep]: algorithm a collective ran; AUTO for kernels */
     char engine[32];
@@ -19,13 +19,13 @@ typedef struct rt_result {
     double iteration_time_s;
     double samples_per_s;
     double mfu;
-    double mbu;             /* memory-bound ops: min bytes / (time x HBM bw) */
-    double mbu_sparse;      /* same, emb.* phases only */
-    double comm_time_s;     /* sum of collective durations, slowest rank */
-    double exposed_comm_s;  /* time with comm running and no compute, slowest rank */
+    double mbu;            /* memory-bound ops: min bytes / (time x HBM bw) */
+    double mbu_sparse;     /* same, emb.* phases only */
+    double comm_time_s;    /* sum of collective durations, slowest rank */
+    double exposed_comm_s; /* time with comm running and no compute, slowest rank */
     double peak_hbm_bytes;
     int n_phases;
-    double *phase_s;        /* per phase: summed op durations, slowest rank */
+    double *phase_s; /* per phase: summed op durations, slowest rank */
 } rt_result;
 
 rt_result *rt_result_new(const rt_graph *g, const char *engine);

@@ -178,7 +178,7 @@ static char *join(const char *dir, const char *name)
 int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err)
 {
     static const char *const names[RT_N_OUTPUTS] = {"summary.json", "ops.csv", "trace.json",
-                                                            "links.csv"};
+                                                    "links.csv"};
     int n_out = r->links_csv ? RT_N_OUTPUTS : RT_N_OUTPUTS - 1;
     rt_atomic_file files[RT_N_OUTPUTS] = {{0}};
     if (rt_mkdir_p(dir) < 0) {

@@ -14,11 +14,11 @@ const char *const rt_overlap_names[] = {"sync", "pipeline", "semi_async", NULL};
 const char *const rt_balance_names[] = {"none", "dynamic_batching", "token_realloc", NULL};
 const char *const rt_memory_policy_names[] = {"refuse", "warn", NULL};
 
-static const char *const scenario_keys[] = {"name", "description", "model", "topology", "plan",
-                                            "workload", NULL};
-static const char *const workload_keys[] = {"batch_per_rank", "global_batch", "seed",    "iterations",
-                                            "mode",           "exact_max_ranks", "reps", "id_bytes",
-                                            "ids",            "pooling",      "seq_len", NULL};
+static const char *const scenario_keys[] = {"name", "description", "model", "topology",
+                                            "plan", "workload",    NULL};
+static const char *const workload_keys[] = {
+    "batch_per_rank", "global_batch", "seed", "iterations", "mode",    "exact_max_ranks",
+    "reps",           "id_bytes",     "ids",  "pooling",    "seq_len", NULL};
 static const char *const precision_keys[] = {"dense", "embedding", "comm", NULL};
 
 /* A file named in DOC: relative to DOC's directory first, then to the working directory. */
@@ -43,8 +43,14 @@ static char *resolve_path(const char *doc_path, const char *name)
  * keys over it as overrides. */
 typedef int (*section_parser)(rt_cfg *c, struct fy_node *map, void *obj, int partial);
 
-static int parse_model_cb(rt_cfg *c, struct fy_node *m, void *o, int p) { return rt_model_parse(c, m, o, p); }
-static int parse_topo_cb(rt_cfg *c, struct fy_node *m, void *o, int p) { return rt_topology_parse(c, m, o, p); }
+static int parse_model_cb(rt_cfg *c, struct fy_node *m, void *o, int p)
+{
+    return rt_model_parse(c, m, o, p);
+}
+static int parse_topo_cb(rt_cfg *c, struct fy_node *m, void *o, int p)
+{
+    return rt_topology_parse(c, m, o, p);
+}
 
 /* Copy of SECTION without the keys the scenario itself consumes, so the file's parser sees
  * only its own keys. Built as a fresh mapping in the scenario document. */
@@ -226,7 +232,8 @@ static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
             }
         }
         if (t->sequence && !s->model.seq_len) {
-            rt_cfg_error(c, root, "table '%s' is a sequence feature but model.seq_len is 0", t->name);
+            rt_cfg_error(c, root, "table '%s' is a sequence feature but model.seq_len is 0",
+                         t->name);
             return -1;
         }
     }
@@ -293,7 +300,8 @@ void rt_scenario_free(rt_scenario *s)
     free(s->workload.pooling.weights);
     free(s->workload.seq_len.values);
     free(s->workload.seq_len.weights);
-    for (int i = 0; i < 3; i++) rt_cfg_free(s->docs[i]);
+    for (int i = 0; i < 3; i++)
+        rt_cfg_free(s->docs[i]);
     free(s->name);
     free(s->path);
     free(s);

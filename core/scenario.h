@@ -24,7 +24,12 @@ typedef enum {
 } rt_allreduce_algo;
 /* How consecutive iterations overlap (plans/overlap.c): none, MTGRBoost's copy/dispatch/compute
  * pipeline, or TurboGR's semi-async sparse forward (staleness 1). */
-typedef enum { RT_OVERLAP_SYNC, RT_OVERLAP_PIPELINE, RT_OVERLAP_SEMI_ASYNC, RT_OVERLAP_COUNT } rt_overlap;
+typedef enum {
+    RT_OVERLAP_SYNC,
+    RT_OVERLAP_PIPELINE,
+    RT_OVERLAP_SEMI_ASYNC,
+    RT_OVERLAP_COUNT
+} rt_overlap;
 /* Sequence balancing of jagged batches across ranks (plans/balance.c). */
 typedef enum {
     RT_BALANCE_NONE,
@@ -40,17 +45,17 @@ typedef enum { RT_MEMORY_REFUSE, RT_MEMORY_WARN, RT_MEMORY_COUNT } rt_memory_pol
 typedef struct rt_plan_cfg {
     char *name;
     rt_sharding sharding;
-    int column_shards;          /* column-wise: shards per table (0 = as many as fit dim/32) */
-    rt_dtype dense_dtype;       /* dense compute precision */
-    rt_dtype embedding_dtype;   /* table storage */
-    rt_dtype comm_dtype;        /* embedding and gradient AlltoAll payload */
+    int column_shards;        /* column-wise: shards per table (0 = as many as fit dim/32) */
+    rt_dtype dense_dtype;     /* dense compute precision */
+    rt_dtype embedding_dtype; /* table storage */
+    rt_dtype comm_dtype;      /* embedding and gradient AlltoAll payload */
     rt_allreduce_algo dense_allreduce;
     rt_overlap overlap;
     rt_balance balance;
-    int64_t token_target;       /* balance: tokens per rank (0 = the mean over ranks) */
+    int64_t token_target; /* balance: tokens per rank (0 = the mean over ranks) */
     rt_memory_policy memory;
-    struct fy_node *node;       /* the plan mapping, for plan-specific keys */
-    struct rt_cfg *cfg;         /* the document that node belongs to */
+    struct fy_node *node; /* the plan mapping, for plan-specific keys */
+    struct rt_cfg *cfg;   /* the document that node belongs to */
 } rt_plan_cfg;
 
 typedef struct rt_workload_cfg {
@@ -58,15 +63,15 @@ typedef struct rt_workload_cfg {
     uint64_t seed;
     int iterations;
     rt_workload_mode mode;
-    int exact_max_ranks;   /* auto: exact up to this many ranks, statistical above */
-    int reps;              /* statistical: representative ranks sampled */
-    int has_ids;           /* override every table's ID distribution */
+    int exact_max_ranks; /* auto: exact up to this many ranks, statistical above */
+    int reps;            /* statistical: representative ranks sampled */
+    int has_ids;         /* override every table's ID distribution */
     rt_id_spec ids;
-    int has_pooling;       /* override every pooled table's pooling distribution */
+    int has_pooling; /* override every pooled table's pooling distribution */
     rt_len_spec pooling;
-    int has_seq_len;       /* override sequence tables' lengths */
+    int has_seq_len; /* override sequence tables' lengths */
     rt_len_spec seq_len;
-    int id_bytes;          /* bytes per ID on the wire: 4 or 8 */
+    int id_bytes; /* bytes per ID on the wire: 4 or 8 */
 } rt_workload_cfg;
 
 typedef struct rt_scenario {
@@ -86,7 +91,10 @@ typedef struct rt_scenario {
 rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_sets, FILE *err);
 void rt_scenario_free(rt_scenario *s);
 
-static inline int rt_scenario_ranks(const rt_scenario *s) { return rt_topology_ranks(&s->topology); }
+static inline int rt_scenario_ranks(const rt_scenario *s)
+{
+    return rt_topology_ranks(&s->topology);
+}
 
 extern const char *const rt_sharding_names[];
 extern const char *const rt_workload_mode_names[];

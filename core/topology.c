@@ -9,21 +9,21 @@ const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_sg_model_names[] = {"CM02", "LV08", NULL};
 const char *const rt_sg_flows_names[] = {"auto", "pairs", "links", NULL};
 
-static const char *const top_keys[] = {"name", "source", "device", "node", "scale_out", "collective",
-                                       "simgrid", NULL};
-static const char *const device_keys[] = {"name", "peak_flops", "hbm", "hbm_bw", "launch_overhead",
-                                          "efficiency", NULL};
+static const char *const top_keys[] = {"name",      "source",     "device",  "node",
+                                       "scale_out", "collective", "simgrid", NULL};
+static const char *const device_keys[] = {
+    "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
-static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw", "scale_up_latency",
-                                        "nvls", "host_bw", "host_latency", NULL};
-static const char *const net_keys[] = {"nics_per_node", "nic_bw", "nic_latency", "rail_optimized",
-                                       "levels", "radix", "oversubscription", "switch_latency", NULL};
+static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw",  "scale_up_latency",
+                                        "nvls",    "host_bw",  "host_latency", NULL};
+static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "nic_latency",
+                                       "rail_optimized",   "levels",         "radix",
+                                       "oversubscription", "switch_latency", NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", NULL};
 static const char *const coll_eff_keys[] = {"intra", "inter", NULL};
-static const char *const sg_keys[] = {"model",          "tcp_gamma",      "crosstraffic",
-                                      "weight_s",       "bandwidth_factor",
-                                      "flows",          "pair_max_ranks", "links_top",
-                                      NULL};
+static const char *const sg_keys[] = {"model",          "tcp_gamma",        "crosstraffic",
+                                      "weight_s",       "bandwidth_factor", "flows",
+                                      "pair_max_ranks", "links_top",        NULL};
 
 /* Generous physical bounds: they catch unit mistakes (450Bps for 450GBps) without judging. */
 #define BW_MAX 1e15
@@ -64,8 +64,10 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
     if (rt_cfg_check_keys(c, n, node_keys) ||
         rt_cfg_get_int(c, n, "devices", req, 1, 4096, &devices) < 0 ||
         rt_cfg_get_enum(c, n, "scale_up", req, rt_scaleup_names, &kind) < 0 ||
-        rt_cfg_get_unit(c, n, "scale_up_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &node->scale_up_bw) < 0 ||
-        rt_cfg_get_unit(c, n, "scale_up_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->scale_up_latency) < 0 ||
+        rt_cfg_get_unit(c, n, "scale_up_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX,
+                        &node->scale_up_bw) < 0 ||
+        rt_cfg_get_unit(c, n, "scale_up_latency", req, RT_UNIT_TIME, 0, T_MAX,
+                        &node->scale_up_latency) < 0 ||
         rt_cfg_get_bool(c, n, "nvls", 0, &node->nvls) < 0 ||
         rt_cfg_get_unit(c, n, "host_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &node->host_bw) < 0 ||
         rt_cfg_get_unit(c, n, "host_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->host_latency) < 0)
@@ -86,7 +88,8 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
         rt_cfg_get_int(c, n, "levels", req, 1, 4, &levels) < 0 ||
         rt_cfg_get_int(c, n, "radix", req, 2, 4096, &radix) < 0 ||
         rt_cfg_get_double(c, n, "oversubscription", req, 1, 64, &net->oversubscription) < 0 ||
-        rt_cfg_get_unit(c, n, "switch_latency", req, RT_UNIT_TIME, 0, T_MAX, &net->switch_latency) < 0)
+        rt_cfg_get_unit(c, n, "switch_latency", req, RT_UNIT_TIME, 0, T_MAX, &net->switch_latency) <
+            0)
         return -1;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
@@ -104,7 +107,8 @@ static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll,
                 rt_cfg_get_double(c, eff, "intra", req, 1e-3, 1, &coll->eff_intra) < 0 ||
                 rt_cfg_get_double(c, eff, "inter", req, 1e-3, 1, &coll->eff_inter) < 0))
         return -1;
-    return rt_cfg_get_unit(c, n, "base_latency", req, RT_UNIT_TIME, 0, T_MAX, &coll->base_latency) < 0
+    return rt_cfg_get_unit(c, n, "base_latency", req, RT_UNIT_TIME, 0, T_MAX, &coll->base_latency) <
+                   0
                ? -1
                : 0;
 }

@@ -8,7 +8,12 @@
 struct rt_cfg;
 struct fy_node;
 
-typedef enum { RT_SCALEUP_NVSWITCH, RT_SCALEUP_MESH, RT_SCALEUP_PCIE, RT_SCALEUP_COUNT } rt_scaleup_kind;
+typedef enum {
+    RT_SCALEUP_NVSWITCH,
+    RT_SCALEUP_MESH,
+    RT_SCALEUP_PCIE,
+    RT_SCALEUP_COUNT
+} rt_scaleup_kind;
 
 typedef struct rt_device_spec {
     char *name;
@@ -32,18 +37,18 @@ typedef struct rt_node_spec {
 
 typedef struct rt_scale_out {
     int nics_per_node;
-    double nic_bw;       /* per NIC, per direction */
-    double nic_latency;  /* NIC + wire, one way */
-    int rail_optimized;  /* NIC i of every node on rail switch i */
-    int levels;          /* fat-tree levels above the leaf (1 = leaf + spine) */
-    int radix;           /* switch ports */
+    double nic_bw;           /* per NIC, per direction */
+    double nic_latency;      /* NIC + wire, one way */
+    int rail_optimized;      /* NIC i of every node on rail switch i */
+    int levels;              /* fat-tree levels above the leaf (1 = leaf + spine) */
+    int radix;               /* switch ports */
     double oversubscription; /* >= 1: downlink/uplink ratio at the leaf */
     double switch_latency;
 } rt_scale_out;
 
 typedef struct rt_coll_tuning {
-    double eff_intra; /* achieved fraction of scale-up bandwidth by collectives */
-    double eff_inter; /* achieved fraction of NIC bandwidth by collectives */
+    double eff_intra;    /* achieved fraction of scale-up bandwidth by collectives */
+    double eff_inter;    /* achieved fraction of NIC bandwidth by collectives */
     double base_latency; /* software launch latency of one collective */
 } rt_coll_tuning;
 
@@ -57,17 +62,22 @@ typedef enum { RT_SG_CM02, RT_SG_LV08, RT_SG_MODEL_COUNT } rt_sg_model;
 /* Flow granularity: one flow per (source, destination) device pair, or aggregated onto the
  * links they use (one flow per link direction and per leaf pair); auto picks pairs up to
  * pair_max_ranks ranks. */
-typedef enum { RT_SG_FLOWS_AUTO, RT_SG_FLOWS_PAIRS, RT_SG_FLOWS_LINKS, RT_SG_FLOWS_COUNT } rt_sg_flows;
+typedef enum {
+    RT_SG_FLOWS_AUTO,
+    RT_SG_FLOWS_PAIRS,
+    RT_SG_FLOWS_LINKS,
+    RT_SG_FLOWS_COUNT
+} rt_sg_flows;
 
 typedef struct rt_simgrid_settings {
     rt_sg_model model;
-    double tcp_gamma;        /* bytes */
+    double tcp_gamma; /* bytes */
     int crosstraffic;
     double weight_s;
     double bandwidth_factor;
     rt_sg_flows flows;
     int pair_max_ranks;
-    int links_top;           /* rows of links.csv (most loaded first) */
+    int links_top; /* rows of links.csv (most loaded first) */
 } rt_simgrid_settings;
 
 typedef struct rt_topology {
@@ -91,7 +101,10 @@ void rt_simgrid_settings_default(rt_simgrid_settings *sg);
 int rt_topology_parse(struct rt_cfg *cfg, struct fy_node *map, rt_topology *t, int partial);
 void rt_topology_free(rt_topology *t);
 
-static inline int rt_topology_ranks(const rt_topology *t) { return t->nodes * t->node.devices; }
+static inline int rt_topology_ranks(const rt_topology *t)
+{
+    return t->nodes * t->node.devices;
+}
 /* Per-device share of the node's NIC bandwidth, per direction. */
 static inline double rt_topology_nic_bw_per_device(const rt_topology *t)
 {

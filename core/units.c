@@ -12,31 +12,56 @@ typedef struct {
 
 /* Decimal prefixes are powers of 1000, binary ones powers of 1024, bits are 1/8 byte:
  * the conventions of SimGrid's platform files. */
-static const unit_entry bandwidth_units[] = {
-    {"Bps", 1.0},         {"kBps", 1e3},        {"KBps", 1e3},        {"MBps", 1e6},
-    {"GBps", 1e9},        {"TBps", 1e12},       {"KiBps", 1024.0},    {"MiBps", 1048576.0},
-    {"GiBps", 1073741824.0}, {"TiBps", 1099511627776.0},
-    {"bps", 0.125},       {"kbps", 125.0},      {"Kbps", 125.0},      {"Mbps", 1.25e5},
-    {"Gbps", 1.25e8},     {"Tbps", 1.25e11},    {NULL, 0}};
-static const unit_entry time_units[] = {{"s", 1.0},   {"ms", 1e-3},  {"us", 1e-6}, {"ns", 1e-9},
+static const unit_entry bandwidth_units[] = {{"Bps", 1.0},
+                                             {"kBps", 1e3},
+                                             {"KBps", 1e3},
+                                             {"MBps", 1e6},
+                                             {"GBps", 1e9},
+                                             {"TBps", 1e12},
+                                             {"KiBps", 1024.0},
+                                             {"MiBps", 1048576.0},
+                                             {"GiBps", 1073741824.0},
+                                             {"TiBps", 1099511627776.0},
+                                             {"bps", 0.125},
+                                             {"kbps", 125.0},
+                                             {"Kbps", 125.0},
+                                             {"Mbps", 1.25e5},
+                                             {"Gbps", 1.25e8},
+                                             {"Tbps", 1.25e11},
+                                             {NULL, 0}};
+static const unit_entry time_units[] = {{"s", 1.0},    {"ms", 1e-3}, {"us", 1e-6},  {"ns", 1e-9},
                                         {"ps", 1e-12}, {"m", 60.0},  {"h", 3600.0}, {NULL, 0}};
-static const unit_entry flops_units[] = {{"f", 1.0},   {"kf", 1e3},   {"Mf", 1e6},  {"Gf", 1e9},
-                                         {"Tf", 1e12}, {"Pf", 1e15},  {"Ef", 1e18}, {NULL, 0}};
-static const unit_entry bytes_units[] = {
-    {"B", 1.0},        {"kB", 1e3},        {"KB", 1e3},           {"MB", 1e6},
-    {"GB", 1e9},       {"TB", 1e12},       {"KiB", 1024.0},       {"MiB", 1048576.0},
-    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-    {"b", 0.125},      {"kb", 125.0},      {"Mb", 1.25e5},        {"Gb", 1.25e8},
-    {NULL, 0}};
+static const unit_entry flops_units[] = {{"f", 1.0},   {"kf", 1e3},  {"Mf", 1e6},  {"Gf", 1e9},
+                                         {"Tf", 1e12}, {"Pf", 1e15}, {"Ef", 1e18}, {NULL, 0}};
+static const unit_entry bytes_units[] = {{"B", 1.0},
+                                         {"kB", 1e3},
+                                         {"KB", 1e3},
+                                         {"MB", 1e6},
+                                         {"GB", 1e9},
+                                         {"TB", 1e12},
+                                         {"KiB", 1024.0},
+                                         {"MiB", 1048576.0},
+                                         {"GiB", 1073741824.0},
+                                         {"TiB", 1099511627776.0},
+                                         {"b", 0.125},
+                                         {"kb", 125.0},
+                                         {"Mb", 1.25e5},
+                                         {"Gb", 1.25e8},
+                                         {NULL, 0}};
 
 static const unit_entry *table_of(rt_unit_kind kind)
 {
     switch (kind) {
-    case RT_UNIT_BANDWIDTH: return bandwidth_units;
-    case RT_UNIT_TIME: return time_units;
-    case RT_UNIT_FLOPS: return flops_units;
-    case RT_UNIT_BYTES: return bytes_units;
-    default: return NULL;
+    case RT_UNIT_BANDWIDTH:
+        return bandwidth_units;
+    case RT_UNIT_TIME:
+        return time_units;
+    case RT_UNIT_FLOPS:
+        return flops_units;
+    case RT_UNIT_BYTES:
+        return bytes_units;
+    default:
+        return NULL;
     }
 }
 
@@ -44,11 +69,16 @@ const char *rt_units_allowed(rt_unit_kind kind)
 {
     switch (kind) {
     case RT_UNIT_BANDWIDTH:
-        return "Bps, kBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps, bps, kbps, Mbps, Gbps, Tbps";
-    case RT_UNIT_TIME: return "s, ms, us, ns, ps, m, h";
-    case RT_UNIT_FLOPS: return "f, kf, Mf, Gf, Tf, Pf, Ef";
-    case RT_UNIT_BYTES: return "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, b, kb, Mb, Gb";
-    default: return "";
+        return "Bps, kBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps, bps, kbps, Mbps, Gbps, "
+               "Tbps";
+    case RT_UNIT_TIME:
+        return "s, ms, us, ns, ps, m, h";
+    case RT_UNIT_FLOPS:
+        return "f, kf, Mf, Gf, Tf, Pf, Ef";
+    case RT_UNIT_BYTES:
+        return "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB, b, kb, Mb, Gb";
+    default:
+        return "";
     }
 }
 

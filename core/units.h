@@ -4,7 +4,8 @@
 #define RT_UNITS_H
 
 typedef enum {
-    RT_UNIT_BANDWIDTH, /* bytes per second: Bps kBps MBps GBps TBps KiBps MiBps GiBps, bps kbps Mbps Gbps Tbps */
+    RT_UNIT_BANDWIDTH, /* bytes per second: Bps kBps MBps GBps TBps KiBps MiBps GiBps, bps kbps Mbps
+                          Gbps Tbps */
     RT_UNIT_TIME,      /* seconds: s ms us ns ps m h */
     RT_UNIT_FLOPS,     /* FLOP/s: f kf Mf Gf Tf Pf Ef */
     RT_UNIT_BYTES,     /* bytes: B kB MB GB TB KiB MiB GiB TiB, and bits: b kb Mb Gb */

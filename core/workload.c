@@ -10,10 +10,19 @@
  * Samples k in 1..n with P(k) ~ k^-alpha by inverting the integral H of x^-alpha over
  * [k-1/2, k+1/2] and rejecting the small excess; expected draws per sample are close to 1. */
 
-static double log1p_over_x(double x) { return fabs(x) > 1e-8 ? log1p(x) / x : 1 - x / 2 + x * x / 3; }
-static double expm1_over_x(double x) { return fabs(x) > 1e-8 ? expm1(x) / x : 1 + x / 2 + x * x / 6; }
+static double log1p_over_x(double x)
+{
+    return fabs(x) > 1e-8 ? log1p(x) / x : 1 - x / 2 + x * x / 3;
+}
+static double expm1_over_x(double x)
+{
+    return fabs(x) > 1e-8 ? expm1(x) / x : 1 + x / 2 + x * x / 6;
+}
 
-static double zipf_h(const rt_zipf *z, double x) { return exp(-z->alpha * log(x)); }
+static double zipf_h(const rt_zipf *z, double x)
+{
+    return exp(-z->alpha * log(x));
+}
 static double zipf_H(const rt_zipf *z, double x)
 {
     double lx = log(x);
@@ -61,7 +70,8 @@ static int clamp_len(const rt_len_spec *s, double v)
 int rt_len_draw(const rt_len_spec *s, gsl_rng *rng)
 {
     switch (s->kind) {
-    case RT_LEN_FIXED: return clamp_len(s, s->mean);
+    case RT_LEN_FIXED:
+        return clamp_len(s, s->mean);
     case RT_LEN_LOGNORMAL: {
         /* Parameterized by the mean of the length itself, the way users describe data. */
         double mu = log(s->mean > 0 ? s->mean : 1e-9) - s->sigma * s->sigma / 2;
@@ -69,7 +79,8 @@ int rt_len_draw(const rt_len_spec *s, gsl_rng *rng)
     }
     case RT_LEN_EMPIRICAL: {
         double total = 0;
-        for (int i = 0; i < s->n_bins; i++) total += s->weights[i];
+        for (int i = 0; i < s->n_bins; i++)
+            total += s->weights[i];
         double u = gsl_rng_uniform(rng) * total;
         for (int i = 0; i < s->n_bins; i++) {
             if (u < s->weights[i]) return clamp_len(s, s->values[i]);
@@ -77,7 +88,8 @@ int rt_len_draw(const rt_len_spec *s, gsl_rng *rng)
         }
         return clamp_len(s, s->values[s->n_bins - 1]);
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -98,7 +110,8 @@ double rt_len_mean(const rt_len_spec *s)
     gsl_rng_set(rng, 12345);
     double sum = 0;
     enum { N = 20000 };
-    for (int i = 0; i < N; i++) sum += rt_len_draw(s, rng);
+    for (int i = 0; i < N; i++)
+        sum += rt_len_draw(s, rng);
     gsl_rng_free(rng);
     return sum / N;
 }
@@ -143,16 +156,19 @@ static int sample_feature(const rt_scenario *s, int rank, int f, gsl_rng *rng, r
     fb->lengths = malloc(sizeof(uint32_t) * (size_t)fb->batch);
     if (!fb->lengths) return -1;
     uint64_t total = 0;
-    for (int i = 0; i < fb->batch; i++) total += fb->lengths[i] = (uint32_t)rt_len_draw(len, rng);
+    for (int i = 0; i < fb->batch; i++)
+        total += fb->lengths[i] = (uint32_t)rt_len_draw(len, rng);
     fb->n_ids = total;
     fb->ids = malloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
     if (!fb->ids) return -1;
     if (ids->kind == RT_DIST_ZIPF) {
         rt_zipf z;
         rt_zipf_init(&z, t->rows, ids->alpha);
-        for (uint64_t i = 0; i < total; i++) fb->ids[i] = rt_zipf_draw(&z, rng);
+        for (uint64_t i = 0; i < total; i++)
+            fb->ids[i] = rt_zipf_draw(&z, rng);
     } else {
-        for (uint64_t i = 0; i < total; i++) fb->ids[i] = uniform_below(rng, t->rows);
+        for (uint64_t i = 0; i < total; i++)
+            fb->ids[i] = uniform_below(rng, t->rows);
     }
     return 0;
 }
@@ -161,7 +177,8 @@ rt_workload *rt_workload_sample(const rt_scenario *s, FILE *err)
 {
     int world = rt_scenario_ranks(s);
     const rt_workload_cfg *wc = &s->workload;
-    int exact = wc->mode == RT_MODE_EXACT || (wc->mode == RT_MODE_AUTO && world <= wc->exact_max_ranks);
+    int exact =
+        wc->mode == RT_MODE_EXACT || (wc->mode == RT_MODE_AUTO && world <= wc->exact_max_ranks);
     rt_workload *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->world = world;

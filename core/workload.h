@@ -11,10 +11,10 @@
 #include "scenario.h"
 
 typedef struct rt_feature_batch {
-    int batch;          /* samples */
-    uint32_t *lengths;  /* IDs per sample (pooling factor or sequence length) */
+    int batch;         /* samples */
+    uint32_t *lengths; /* IDs per sample (pooling factor or sequence length) */
     uint64_t n_ids;
-    uint64_t *ids;      /* row indices in [0, rows) (raw keys for dynamic tables) */
+    uint64_t *ids; /* row indices in [0, rows) (raw keys for dynamic tables) */
 } rt_feature_batch;
 
 typedef struct rt_workload {

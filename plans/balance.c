@@ -14,7 +14,8 @@ typedef struct sample_ref {
 double rt_balance_rep_tokens(const rt_scenario *s, const rt_workload *w, int r)
 {
     double t = 0;
-    for (int i = 0, n = rt_plan_rep_batch(w, r); i < n; i++) t += rt_plan_sample_tokens(s, w, r, i);
+    for (int i = 0, n = rt_plan_rep_batch(w, r); i < n; i++)
+        t += rt_plan_sample_tokens(s, w, r, i);
     return t;
 }
 
@@ -61,7 +62,8 @@ static int assign_longest_first(sample_ref *refs, long n, int R, int *dest)
         free(load), free(h.rank);
         return -1;
     }
-    for (int r = 0; r < R; r++) h.rank[r] = r; /* all loads 0: already a heap */
+    for (int r = 0; r < R; r++)
+        h.rank[r] = r; /* all loads 0: already a heap */
     qsort(refs, (size_t)n, sizeof *refs, longest_first);
     for (long k = 0; k < n; k++) {
         int r = h.rank[0];
@@ -79,8 +81,10 @@ static long closest_prefix(const double *prefix, long lo, long hi, double want)
     long a = lo, b = hi;
     while (a < b) {
         long m = a + (b - a) / 2;
-        if (prefix[m] < want) a = m + 1;
-        else b = m;
+        if (prefix[m] < want)
+            a = m + 1;
+        else
+            b = m;
     }
     if (a > lo && want - prefix[a - 1] <= prefix[a] - want) return a - 1;
     return a;
@@ -92,12 +96,14 @@ static int assign_dynamic_batches(const sample_ref *refs, long n, int R, double 
     double *prefix = malloc(sizeof(double) * (size_t)(n + 1));
     if (!prefix) return -1;
     prefix[0] = 0;
-    for (long k = 0; k < n; k++) prefix[k + 1] = prefix[k] + refs[k].tokens;
+    for (long k = 0; k < n; k++)
+        prefix[k + 1] = prefix[k] + refs[k].tokens;
     long pos = 0;
     for (int r = 0; r < R; r++) {
         long end = n;
         if (r < R - 1) end = closest_prefix(prefix, pos + 1, n - (R - 1 - r), prefix[pos] + target);
-        for (long k = pos; k < end; k++) dest[k] = r;
+        for (long k = pos; k < end; k++)
+            dest[k] = r;
         pos = end;
     }
     free(prefix);
@@ -114,13 +120,15 @@ static int move_samples(rt_workload *w, const sample_ref *refs, const int *dest,
     int *count = calloc((size_t)R, sizeof *count);
     int rc = -1;
     if (!out || !offset || !count) goto done;
-    for (long k = 0; k < n; k++) count[dest[k]]++;
+    for (long k = 0; k < n; k++)
+        count[dest[k]]++;
     for (long b = 0; b < nb; b++) {
         const rt_feature_batch *fb = &w->batches[b];
         offset[b] = malloc(sizeof(uint64_t) * (size_t)(fb->batch + 1));
         if (!offset[b]) goto done;
         offset[b][0] = 0;
-        for (int i = 0; i < fb->batch; i++) offset[b][i + 1] = offset[b][i] + fb->lengths[i];
+        for (int i = 0; i < fb->batch; i++)
+            offset[b][i + 1] = offset[b][i] + fb->lengths[i];
     }
     for (int r = 0; r < R; r++)
         for (int f = 0; f < F; f++) {
@@ -147,7 +155,8 @@ static int move_samples(rt_workload *w, const sample_ref *refs, const int *dest,
             long from = (long)refs[k].rep * F + f;
             rt_feature_batch *o = &out[(long)dest[k] * F + f];
             uint32_t len = w->batches[from].lengths[refs[k].i];
-            memcpy(o->ids + o->n_ids, w->batches[from].ids + offset[from][refs[k].i], sizeof(uint64_t) * len);
+            memcpy(o->ids + o->n_ids, w->batches[from].ids + offset[from][refs[k].i],
+                   sizeof(uint64_t) * len);
             o->lengths[o->batch++] = len;
             o->n_ids += len;
         }
@@ -160,9 +169,11 @@ static int move_samples(rt_workload *w, const sample_ref *refs, const int *dest,
     rc = 0;
 done:
     if (out)
-        for (long b = 0; b < nb; b++) free(out[b].lengths), free(out[b].ids);
+        for (long b = 0; b < nb; b++)
+            free(out[b].lengths), free(out[b].ids);
     if (offset)
-        for (long b = 0; b < nb; b++) free(offset[b]);
+        for (long b = 0; b < nb; b++)
+            free(offset[b]);
     free(out), free(offset), free(count);
     return rc;
 }
@@ -172,7 +183,8 @@ int rt_balance_apply(const rt_scenario *s, rt_workload *w, FILE *err)
     if (s->plan.balance == RT_BALANCE_NONE || !w->n_features) return 0;
     int R = w->n_reps;
     long n = 0;
-    for (int r = 0; r < R; r++) n += rt_plan_rep_batch(w, r);
+    for (int r = 0; r < R; r++)
+        n += rt_plan_rep_batch(w, r);
     sample_ref *refs = malloc(sizeof *refs * (size_t)(n ? n : 1));
     int *dest = malloc(sizeof(int) * (size_t)(n ? n : 1));
     double total = 0;
@@ -191,8 +203,11 @@ int rt_balance_apply(const rt_scenario *s, rt_workload *w, FILE *err)
         fprintf(err, "balance: %ld samples cannot fill %d ranks\n", n, R);
         goto done;
     }
-    if (s->plan.balance == RT_BALANCE_TOKEN_REALLOC) rc = assign_longest_first(refs, n, R, dest);
-    else rc = assign_dynamic_batches(refs, n, R, s->plan.token_target ? (double)s->plan.token_target : total / R, dest);
+    if (s->plan.balance == RT_BALANCE_TOKEN_REALLOC)
+        rc = assign_longest_first(refs, n, R, dest);
+    else
+        rc = assign_dynamic_batches(
+            refs, n, R, s->plan.token_target ? (double)s->plan.token_target : total / R, dest);
     if (rc == 0) rc = move_samples(w, refs, dest, n);
     if (rc) fprintf(err, "balance: out of memory moving %ld samples\n", n);
 done:

@@ -21,7 +21,10 @@ int rt_dedup_parse(const rt_scenario *s, rt_dedup_mode dflt, rt_dedup_mode *out)
 }
 
 /* P(key drawn at least once in m draws) for a key of probability p. */
-static double seen(double p, double m) { return p >= 1 ? 1 : -expm1(m * log1p(-p)); }
+static double seen(double p, double m)
+{
+    return p >= 1 ? 1 : -expm1(m * log1p(-p));
+}
 
 /* Integral of x^-a over [x0, x1]. */
 static double power_integral(double a, double x0, double x1)
@@ -37,7 +40,8 @@ static double power_sum(double a, uint64_t k0, uint64_t k1)
     if (k1 < k0) return 0;
     uint64_t head_end = k1 - k0 < HEAD_KEYS ? k1 : k0 + HEAD_KEYS - 1;
     double s = 0;
-    for (uint64_t k = k0; k <= head_end; k++) s += pow((double)k, -a);
+    for (uint64_t k = k0; k <= head_end; k++)
+        s += pow((double)k, -a);
     if (head_end < k1) s += power_integral(a, (double)head_end + 0.5, (double)k1 + 0.5);
     return s;
 }
@@ -65,7 +69,8 @@ double rt_dedup_expected_unique(rt_id_spec ids, uint64_t rows, uint64_t lo, uint
     uint64_t k0 = lo + 1, k1 = hi;
     uint64_t head_end = k1 - k0 < HEAD_KEYS ? k1 : k0 + HEAD_KEYS - 1;
     double u = 0;
-    for (uint64_t k = k0; k <= head_end; k++) u += seen(c * pow((double)k, -a), m);
+    for (uint64_t k = k0; k <= head_end; k++)
+        u += seen(c * pow((double)k, -a), m);
     if (head_end < k1) u += seen_integral(c, a, m, (double)head_end + 0.5, (double)k1 + 0.5);
     return u;
 }
@@ -82,7 +87,8 @@ static int radix_sort(uint64_t *a, uint64_t n)
 {
     enum { BITS = 11, BUCKETS = 1 << BITS };
     uint64_t max = 0;
-    for (uint64_t i = 0; i < n; i++) max |= a[i];
+    for (uint64_t i = 0; i < n; i++)
+        max |= a[i];
     uint64_t *tmp = malloc(sizeof(uint64_t) * (size_t)n);
     uint64_t *count = malloc(sizeof(uint64_t) * BUCKETS);
     if (!tmp || !count) {
@@ -92,13 +98,15 @@ static int radix_sort(uint64_t *a, uint64_t n)
     uint64_t *src = a, *dst = tmp;
     for (int shift = 0; shift < 64 && (max >> shift); shift += BITS) {
         memset(count, 0, sizeof(uint64_t) * BUCKETS);
-        for (uint64_t i = 0; i < n; i++) count[(src[i] >> shift) & (BUCKETS - 1)]++;
+        for (uint64_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & (BUCKETS - 1)]++;
         for (uint64_t b = 0, sum = 0; b < BUCKETS; b++) {
             uint64_t c = count[b];
             count[b] = sum;
             sum += c;
         }
-        for (uint64_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & (BUCKETS - 1)]++] = src[i];
+        for (uint64_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & (BUCKETS - 1)]++] = src[i];
         uint64_t *t = src;
         src = dst, dst = t;
     }
@@ -113,6 +121,7 @@ uint64_t rt_dedup_count_sorted(uint64_t *ids, uint64_t n)
     /* Short runs and an allocation failure take the comparison sort. */
     if (n < 256 || radix_sort(ids, n)) qsort(ids, (size_t)n, sizeof *ids, cmp_u64);
     uint64_t u = 1;
-    for (uint64_t i = 1; i < n; i++) u += ids[i] != ids[i - 1];
+    for (uint64_t i = 1; i < n; i++)
+        u += ids[i] != ids[i - 1];
     return u;
 }

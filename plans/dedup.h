@@ -25,8 +25,14 @@ typedef enum {
 
 extern const char *const rt_dedup_names[];
 
-static inline int rt_dedup_stage1(rt_dedup_mode m) { return m == RT_DEDUP_COMM || m == RT_DEDUP_TWO_STAGE; }
-static inline int rt_dedup_stage2(rt_dedup_mode m) { return m == RT_DEDUP_LOOKUP || m == RT_DEDUP_TWO_STAGE; }
+static inline int rt_dedup_stage1(rt_dedup_mode m)
+{
+    return m == RT_DEDUP_COMM || m == RT_DEDUP_TWO_STAGE;
+}
+static inline int rt_dedup_stage2(rt_dedup_mode m)
+{
+    return m == RT_DEDUP_LOOKUP || m == RT_DEDUP_TWO_STAGE;
+}
 
 /* Reads the plan key `dedup` (absent: DFLT). Returns 0 or -1 (message with file:line:col). */
 int rt_dedup_parse(const rt_scenario *s, rt_dedup_mode dflt, rt_dedup_mode *out);

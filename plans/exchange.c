@@ -27,13 +27,14 @@ static long row_owner(const rt_exchange *x, int f, uint64_t id)
 /* Per-destination counts of the IDs of feature F that rep sends: every ID, or with stage 1
  * every distinct ID once. SCRATCH holds FB->n_ids IDs. Returns the distinct count (the raw
  * count without stage 1); row-wise counts land in CNT[q], table- and column-wise need none. */
-static uint64_t count_sent(const rt_exchange *x, int f, const rt_feature_batch *fb, uint64_t *scratch,
-                           uint64_t *cnt)
+static uint64_t count_sent(const rt_exchange *x, int f, const rt_feature_batch *fb,
+                           uint64_t *scratch, uint64_t *cnt)
 {
     int rows = x->shards->kind == RT_SHARD_ROW;
     if (!rt_dedup_stage1(x->dedup)) {
         if (rows)
-            for (uint64_t i = 0; i < fb->n_ids; i++) cnt[row_owner(x, f, fb->ids[i])]++;
+            for (uint64_t i = 0; i < fb->n_ids; i++)
+                cnt[row_owner(x, f, fb->ids[i])]++;
         return fb->n_ids;
     }
     memcpy(scratch, fb->ids, sizeof(uint64_t) * (size_t)fb->n_ids);
@@ -46,8 +47,8 @@ static uint64_t count_sent(const rt_exchange *x, int f, const rt_feature_batch *
 
 /* Adds the IDs of the I-th feature in FB, sent by rep R, to the traffic they cause. SENT, when
  * not NULL, receives the IDs sent to each group index. */
-static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_feature_batch *fb, int r,
-                          uint64_t *scratch, uint64_t *cnt, uint32_t *sent)
+static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_feature_batch *fb,
+                          int r, uint64_t *scratch, uint64_t *cnt, uint32_t *sent)
 {
     const rt_shard_map *sm = x->shards;
     int f = x->features[i];
@@ -98,8 +99,9 @@ static void per_owner_constants(rt_exchange *x, const rt_scenario *s)
             if (!w) continue;
             /* KJT lengths: one uint32 per sample for every feature shard q serves; deduplicated
              * IDs need only one count per feature shard (the sender keeps the lengths). */
-            int shard_w = x->shards->kind == RT_SHARD_COLUMN ? s->model.tables[f].dim / x->shards->col_shards
-                                                             : w;
+            int shard_w = x->shards->kind == RT_SHARD_COLUMN
+                              ? s->model.tables[f].dim / x->shards->col_shards
+                              : w;
             x->lens_to[q] += (dedup ? 4 : b * 4) * (uint64_t)(w / shard_w);
             if (!s->model.tables[f].sequence && !dedup) x->pooled_out[q] += b * (uint64_t)w * cb;
         }
@@ -112,7 +114,8 @@ static int shard_owners(const rt_exchange *x, int f, int *out)
     int n = 0;
     for (int c = 0; c < sm->col_shards; c++) {
         int q = sm->owner[f * sm->col_shards + c], seen = 0;
-        for (int j = 0; j < n; j++) seen |= out[j] == q;
+        for (int j = 0; j < n; j++)
+            seen |= out[j] == q;
         if (!seen) out[n++] = q;
     }
     return n;
@@ -130,7 +133,8 @@ static int exact_owner_unique(rt_exchange *x, const rt_workload *w, int i)
     for (int p = 0; p < W; p++) {
         const rt_feature_batch *fb = rt_workload_batch(w, p, f);
         if (!rows)
-            for (int j = 0; j < n_own; j++) cnt[rt_group_member(x->group, p, owners[j])] += fb->n_ids;
+            for (int j = 0; j < n_own; j++)
+                cnt[rt_group_member(x->group, p, owners[j])] += fb->n_ids;
         else
             for (uint64_t k = 0; k < fb->n_ids; k++)
                 cnt[rt_group_member(x->group, p, (int)row_owner(x, f, fb->ids[k]))]++;
@@ -152,14 +156,17 @@ static int exact_owner_unique(rt_exchange *x, const rt_workload *w, int i)
         const rt_feature_batch *fb = rt_workload_batch(w, p, f);
         for (uint64_t k = 0; k < fb->n_ids; k++) {
             if (rows) {
-                buf[fill[rt_group_member(x->group, p, (int)row_owner(x, f, fb->ids[k]))]++] = fb->ids[k];
+                buf[fill[rt_group_member(x->group, p, (int)row_owner(x, f, fb->ids[k]))]++] =
+                    fb->ids[k];
                 continue;
             }
-            for (int j = 0; j < n_own; j++) buf[fill[rt_group_member(x->group, p, owners[j])]++] = fb->ids[k];
+            for (int j = 0; j < n_own; j++)
+                buf[fill[rt_group_member(x->group, p, owners[j])]++] = fb->ids[k];
         }
     }
     for (int rr = 0; rr < W; rr++)
-        x->uniq2[(long)rr * x->n_features + i] = (double)rt_dedup_count_sorted(buf + cnt[rr], cnt[rr + 1] - cnt[rr]);
+        x->uniq2[(long)rr * x->n_features + i] =
+            (double)rt_dedup_count_sorted(buf + cnt[rr], cnt[rr + 1] - cnt[rr]);
     free(buf), free(fill), free(owners), free(cnt);
     return 0;
 oom:
@@ -168,21 +175,26 @@ oom:
 }
 
 /* Expected stage-2 count on rep R for the I-th feature, from the raw draws M of its group. */
-static double expected_owner_unique(const rt_exchange *x, const rt_scenario *s, int r, int rank, int i, double m)
+static double expected_owner_unique(const rt_exchange *x, const rt_scenario *s, int r, int rank,
+                                    int i, double m)
 {
     int f = x->features[i], k = rt_group_index(x->group, rank);
     const rt_table *tb = &s->model.tables[f];
     if (!rt_shard_dim(x->shards, s, f, k)) return 0;
-    if (x->shards->kind != RT_SHARD_ROW) return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m);
-    if (x->hash_rows) return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m) / x->G;
+    if (x->shards->kind != RT_SHARD_ROW)
+        return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m);
+    if (x->hash_rows)
+        return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m) / x->G;
     uint64_t blk = x->shards->block[f];
     (void)r;
-    return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, blk * (uint64_t)k, blk * (uint64_t)(k + 1), m);
+    return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, blk * (uint64_t)k,
+                                    blk * (uint64_t)(k + 1), m);
 }
 
 /* Owner-side totals with stage 2: received IDs per feature from SENT ([r][i][q]), distinct
  * keys (exact or expected), and the bytes the lookup and the update then move. */
-static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w, const uint32_t *sent)
+static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w,
+                      const uint32_t *sent)
 {
     int n = x->n_features, G = x->G;
     if (w->exact)
@@ -191,12 +203,14 @@ static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     double tbytes = (double)rt_dtype_bytes(s->plan.embedding_dtype);
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
     /* Owners of the same key range see the same estimate: remember the last one per feature. */
-    double *memo_m = malloc(sizeof(double) * (size_t)(n ? n : 1)), *memo_u = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *memo_m = malloc(sizeof(double) * (size_t)(n ? n : 1)),
+           *memo_u = malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!memo_m || !memo_u) {
         free(memo_m), free(memo_u);
         return -1;
     }
-    for (int i = 0; i < n; i++) memo_m[i] = -1;
+    for (int i = 0; i < n; i++)
+        memo_m[i] = -1;
     int range_free = x->shards->kind != RT_SHARD_ROW || x->hash_rows;
     for (int r = 0; r < x->R; r++) {
         int rank = w->rep_rank[r], k = rt_group_index(x->group, rank);
@@ -211,19 +225,23 @@ static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w
                 raw += (double)rt_workload_batch(w, from, f)->n_ids;
             }
             int width = rt_shard_dim(x->shards, s, f, k);
-            int shard_w = x->shards->kind == RT_SHARD_COLUMN ? tb->dim / x->shards->col_shards : tb->dim;
+            int shard_w =
+                x->shards->kind == RT_SHARD_COLUMN ? tb->dim / x->shards->col_shards : tb->dim;
             int copies = width / shard_w;
             if (!w->exact && copies) {
-                if (!range_free || memo_m[i] != raw) memo_u[i] = expected_owner_unique(x, s, r, rank, i, raw);
+                if (!range_free || memo_m[i] != raw)
+                    memo_u[i] = expected_owner_unique(x, s, r, rank, i, raw);
                 memo_m[i] = raw;
                 x->uniq2[ri] = memo_u[i];
             }
             /* An estimate never exceeds the keys that actually arrive. */
-            if (copies && x->uniq2[ri] * copies > (double)x->recv_ids[ri]) x->uniq2[ri] = (double)x->recv_ids[ri] / copies;
+            if (copies && x->uniq2[ri] * copies > (double)x->recv_ids[ri])
+                x->uniq2[ri] = (double)x->recv_ids[ri] / copies;
             double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2;
             double u = x->uniq2[ri];
             x->rows_in[r] += u * width * tbytes;
-            x->upd_in[r] += (double)x->recv_ids[ri] * shard_w * cb + u * (width * 2 * tbytes + copies * state / x->shards->col_shards);
+            x->upd_in[r] += (double)x->recv_ids[ri] * shard_w * cb +
+                            u * (width * 2 * tbytes + copies * state / x->shards->col_shards);
         }
     }
     free(memo_m), free(memo_u);
@@ -253,12 +271,13 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     x->uniq2 = calloc(rn ? rn : 1, sizeof(double));
     x->rows_in = calloc((size_t)x->R, sizeof(double));
     x->upd_in = calloc((size_t)x->R, sizeof(double));
-    uint64_t *scratch = rt_dedup_stage1(x->dedup) ? malloc(sizeof(uint64_t) * (size_t)max_ids) : NULL;
+    uint64_t *scratch =
+        rt_dedup_stage1(x->dedup) ? malloc(sizeof(uint64_t) * (size_t)max_ids) : NULL;
     uint64_t *cnt = malloc(sizeof(uint64_t) * (size_t)x->G);
     uint32_t *sent = stage2 ? calloc(rn * (size_t)x->G, sizeof(uint32_t)) : NULL;
-    if (!x->n_ids || !x->seq_back || !x->row_bytes || !x->upd_bytes || !x->lens_to || !x->pooled_out ||
-        !x->uniq1 || !x->recv_ids || !x->uniq2 || !x->rows_in || !x->upd_in || !cnt ||
-        (rt_dedup_stage1(x->dedup) && !scratch) || (stage2 && !sent))
+    if (!x->n_ids || !x->seq_back || !x->row_bytes || !x->upd_bytes || !x->lens_to ||
+        !x->pooled_out || !x->uniq1 || !x->recv_ids || !x->uniq2 || !x->rows_in || !x->upd_in ||
+        !cnt || (rt_dedup_stage1(x->dedup) && !scratch) || (stage2 && !sent))
         goto oom;
     per_owner_constants(x, s);
     for (int r = 0; r < x->R; r++)
@@ -283,18 +302,22 @@ static const char *op_name(const rt_exchange *x, const char *base, char *buf, si
     return buf;
 }
 
-static int n_units(const rt_exchange *x) { return x->n_units > 0 ? x->n_units : 1; }
+static int n_units(const rt_exchange *x)
+{
+    return x->n_units > 0 ? x->n_units : 1;
+}
 
 /* One unique kernel per unit, chained after *PREV; returns the first. */
-static int add_uniques(const rt_exchange *x, rt_graph *g, const char *phase, const char *base, int *prev)
+static int add_uniques(const rt_exchange *x, rt_graph *g, const char *phase, const char *base,
+                       int *prev)
 {
     char b[96], nb[112];
     int first = -1;
     for (int u = 0; u < n_units(x); u++) {
         const char *name = op_name(x, base, b, sizeof b);
         if (n_units(x) > 1) snprintf(nb, sizeof nb, "%s.%d", name, u), name = nb;
-        int op = rt_graph_add_kernel(g, phase, RT_STREAM_COMPUTE, RT_K_UNIQUE, RT_DT_FP32, rt_graph_name(g, name),
-                                     prev, *prev >= 0);
+        int op = rt_graph_add_kernel(g, phase, RT_STREAM_COMPUTE, RT_K_UNIQUE, RT_DT_FP32,
+                                     rt_graph_name(g, name), prev, *prev >= 0);
         if (first < 0) first = op;
         *prev = op;
     }
@@ -308,21 +331,21 @@ void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
     int prev = after;
     x->hash = x->cat_a2a = x->uniq1_op = x->uniq2_op = -1;
     if (x->key_hash == RT_KEY_HASH_SENDER)
-        prev = x->hash = rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
-                                             rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev,
-                                             prev >= 0);
-    if (rt_dedup_stage1(x->dedup)) x->uniq1_op = add_uniques(x, g, "emb.fwd.unique", "unique_ids", &prev);
-    x->bucketize = rt_graph_add_kernel(g, x->sort_phase ? x->sort_phase : "emb.fwd.bucketize", RT_STREAM_COMPUTE,
-                                       RT_K_BUCKETIZE, RT_DT_FP32,
-                                       rt_graph_name(g, op_name(x, "bucketize_ids", b, sizeof b)), &prev, prev >= 0);
-    x->ids_a2a = rt_graph_add_collective(g, "emb.fwd.ids_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                         x->group, rt_graph_name(g, op_name(x, "ids_alltoall", b, sizeof b)),
-                                         &x->bucketize, 1);
+        prev = x->hash = rt_graph_add_kernel(
+            g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, prev >= 0);
+    if (rt_dedup_stage1(x->dedup))
+        x->uniq1_op = add_uniques(x, g, "emb.fwd.unique", "unique_ids", &prev);
+    x->bucketize = rt_graph_add_kernel(
+        g, x->sort_phase ? x->sort_phase : "emb.fwd.bucketize", RT_STREAM_COMPUTE, RT_K_BUCKETIZE,
+        RT_DT_FP32, rt_graph_name(g, op_name(x, "bucketize_ids", b, sizeof b)), &prev, prev >= 0);
+    x->ids_a2a = rt_graph_add_collective(
+        g, "emb.fwd.ids_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
+        rt_graph_name(g, op_name(x, "ids_alltoall", b, sizeof b)), &x->bucketize, 1);
     if (x->category_msg)
-        x->cat_a2a = rt_graph_add_collective(g, "emb.fwd.category_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV,
-                                             RT_ALGO_AUTO, x->group,
-                                             rt_graph_name(g, op_name(x, "category_alltoall", b, sizeof b)),
-                                             &x->bucketize, 1);
+        x->cat_a2a = rt_graph_add_collective(
+            g, "emb.fwd.category_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
+            rt_graph_name(g, op_name(x, "category_alltoall", b, sizeof b)), &x->bucketize, 1);
 }
 
 void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s)
@@ -330,35 +353,38 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
     char b[96];
     int prev = x->ids_a2a;
     if (x->key_hash == RT_KEY_HASH_RECEIVER)
-        prev = x->hash = rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
-                                             rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, 1);
-    if (rt_dedup_stage2(x->dedup)) x->uniq2_op = add_uniques(x, g, "emb.fwd.global_unique", "global_unique", &prev);
+        prev = x->hash =
+            rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
+                                rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, 1);
+    if (rt_dedup_stage2(x->dedup))
+        x->uniq2_op = add_uniques(x, g, "emb.fwd.global_unique", "global_unique", &prev);
     int deps[2] = {prev, x->cat_a2a};
-    x->lookup = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP, s->plan.embedding_dtype,
-                                    rt_graph_name(g, op_name(x, "embedding_lookup", b, sizeof b)), deps,
-                                    x->cat_a2a >= 0 ? 2 : 1);
-    x->out_a2a = rt_graph_add_collective(g, "emb.fwd.out_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                         x->group, rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)),
-                                         &x->lookup, 1);
-    x->unpermute = rt_graph_add_kernel(g, "emb.fwd.unpermute", RT_STREAM_COMPUTE, RT_K_UNPERMUTE, RT_DT_FP32,
-                                       rt_graph_name(g, op_name(x, "embedding_recovery", b, sizeof b)),
-                                       &x->out_a2a, 1);
+    x->lookup = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP,
+                                    s->plan.embedding_dtype,
+                                    rt_graph_name(g, op_name(x, "embedding_lookup", b, sizeof b)),
+                                    deps, x->cat_a2a >= 0 ? 2 : 1);
+    x->out_a2a = rt_graph_add_collective(
+        g, "emb.fwd.out_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
+        rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)), &x->lookup, 1);
+    x->unpermute = rt_graph_add_kernel(
+        g, "emb.fwd.unpermute", RT_STREAM_COMPUTE, RT_K_UNPERMUTE, RT_DT_FP32,
+        rt_graph_name(g, op_name(x, "embedding_recovery", b, sizeof b)), &x->out_a2a, 1);
 }
 
 void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after)
 {
     char b[96];
-    x->grad_a2a = rt_graph_add_collective(g, "emb.bwd.grad_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                          x->group, rt_graph_name(g, op_name(x, "gradient_alltoall", b, sizeof b)),
-                                          &after, 1);
-    x->update = rt_graph_add_kernel(g, "emb.bwd.update", RT_STREAM_COMPUTE, RT_K_SPARSE_UPDATE,
-                                    s->plan.embedding_dtype, rt_graph_name(g, op_name(x, "sparse_update", b, sizeof b)),
-                                    &x->grad_a2a, 1);
+    x->grad_a2a = rt_graph_add_collective(
+        g, "emb.bwd.grad_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
+        rt_graph_name(g, op_name(x, "gradient_alltoall", b, sizeof b)), &after, 1);
+    x->update = rt_graph_add_kernel(
+        g, "emb.bwd.update", RT_STREAM_COMPUTE, RT_K_SPARSE_UPDATE, s->plan.embedding_dtype,
+        rt_graph_name(g, op_name(x, "sparse_update", b, sizeof b)), &x->grad_a2a, 1);
 }
 
 /* Unique kernel costs of one stage on rep R: per unit, N keys in and U distinct out. */
-static void fill_uniques(const rt_exchange *x, rt_graph *g, int first, int r, const double *n, const double *u,
-                         int idb)
+static void fill_uniques(const rt_exchange *x, rt_graph *g, int first, int r, const double *n,
+                         const double *u, int idb)
 {
     for (int k = 0; k < n_units(x); k++) {
         double nk = 0, uk = 0;
@@ -370,8 +396,8 @@ static void fill_uniques(const rt_exchange *x, rt_graph *g, int first, int r, co
 
 /* Sender-side costs that dedup adds: the key hash, the stage-1 uniques and the recovery
  * gather through I_s and I_u that expands distinct rows back to every ID and pools them. */
-static void fill_sender(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w, int r,
-                        double sent_ids)
+static void fill_sender(const rt_exchange *x, rt_graph *g, const rt_scenario *s,
+                        const rt_workload *w, int r, double sent_ids)
 {
     int n = x->n_features, idb = s->workload.id_bytes;
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
@@ -394,8 +420,8 @@ static void fill_sender(const rt_exchange *x, rt_graph *g, const rt_scenario *s,
 }
 
 /* Owner-side costs with stage 2: distinct rows read and updated once. */
-static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenario *s, int r, double in_ids,
-                              double out_bytes)
+static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenario *s, int r,
+                              double in_ids, double out_bytes)
 {
     int n = x->n_features, idb = s->workload.id_bytes;
     double eb = (double)rt_dtype_bytes(s->plan.embedding_dtype);
@@ -413,7 +439,8 @@ static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenar
     up->flops = 4 * x->rows_in[r] / eb;
 }
 
-void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w, int r)
+void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                      int r)
 {
     int G = x->G, rank = w->rep_rank[r];
     int k = rt_group_index(x->group, rank); /* this rank's index in its group */
@@ -460,12 +487,14 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     rt_op_cost *up = rt_graph_cost(g, x->update, r);
     up->bytes = in_ids * idb + upd;
     up->flops = 4 * rows / eb;
-    if (x->key_hash == RT_KEY_HASH_RECEIVER) rt_graph_cost(g, x->hash, r)->bytes = in_ids * (idb + 8);
+    if (x->key_hash == RT_KEY_HASH_RECEIVER)
+        rt_graph_cost(g, x->hash, r)->bytes = in_ids * (idb + 8);
     fill_sender(x, g, s, w, r, sent_ids);
     if (rt_dedup_stage2(x->dedup)) fill_owner_stage2(x, g, s, r, in_ids, out->bytes);
 }
 
-double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r, int rank)
+double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r,
+                          int rank)
 {
     int k = rt_group_index(x->group, rank);
     double bytes = 0;

@@ -29,36 +29,36 @@ typedef enum { RT_KEY_HASH_NONE, RT_KEY_HASH_SENDER, RT_KEY_HASH_RECEIVER } rt_k
 
 typedef struct rt_exchange {
     /* Configuration, set by the plan. */
-    const char *tag;     /* appended to op names ("" for one exchange); static storage */
+    const char *tag; /* appended to op names ("" for one exchange); static storage */
     int n_features;
-    const int *features; /* table indices (borrowed) */
-    rt_group group;      /* the ranks the tables are sharded over */
+    const int *features;        /* table indices (borrowed) */
+    rt_group group;             /* the ranks the tables are sharded over */
     const rt_shard_map *shards; /* placement over group indices 0..group.size-1 (borrowed) */
     rt_dedup_mode dedup;
-    int n_units;          /* unique kernels per stage; 0: one for the whole exchange */
-    const int *unit_of;   /* [i]: unit of the i-th feature (borrowed; NULL with n_units 0) */
-    rt_key_hash key_hash; /* where the category-aware key hash runs, if anywhere */
-    int category_msg;     /* per-feature counts in their own AlltoAll instead of the IDs' */
-    int hash_rows;        /* row-wise: owner = hash(ID) mod group size instead of row blocks */
+    int n_units;            /* unique kernels per stage; 0: one for the whole exchange */
+    const int *unit_of;     /* [i]: unit of the i-th feature (borrowed; NULL with n_units 0) */
+    rt_key_hash key_hash;   /* where the category-aware key hash runs, if anywhere */
+    int category_msg;       /* per-feature counts in their own AlltoAll instead of the IDs' */
+    int hash_rows;          /* row-wise: owner = hash(ID) mod group size instead of row blocks */
     const char *sort_phase; /* phase of the routing kernel; NULL: emb.fwd.bucketize */
 
     /* Traffic, per representative and group index q: what the rep sends to member q. */
     int G, R;
-    uint64_t *n_ids;       /* IDs routed */
-    uint64_t *seq_back;    /* sequence-embedding bytes member q returns */
-    double *row_bytes;     /* table bytes member q reads for them */
-    double *upd_bytes;     /* table + optimizer-state bytes member q updates */
-    uint64_t *lens_to;     /* [q] KJT length bytes every sender sends to member q */
-    uint64_t *pooled_out;  /* [q] pooled-embedding bytes member q returns to every requester */
+    uint64_t *n_ids;      /* IDs routed */
+    uint64_t *seq_back;   /* sequence-embedding bytes member q returns */
+    double *row_bytes;    /* table bytes member q reads for them */
+    double *upd_bytes;    /* table + optimizer-state bytes member q updates */
+    uint64_t *lens_to;    /* [q] KJT length bytes every sender sends to member q */
+    uint64_t *pooled_out; /* [q] pooled-embedding bytes member q returns to every requester */
     /* Per representative r and feature index i, at [r * n_features + i]: */
-    uint64_t *uniq1;       /* distinct IDs on the sender (raw count without stage 1) */
-    uint64_t *recv_ids;    /* IDs received as owner (counting each column shard) */
-    double *uniq2;         /* distinct keys looked up as owner (stage 2; exact or expected) */
+    uint64_t *uniq1;          /* distinct IDs on the sender (raw count without stage 1) */
+    uint64_t *recv_ids;       /* IDs received as owner (counting each column shard) */
+    double *uniq2;            /* distinct keys looked up as owner (stage 2; exact or expected) */
     double *rows_in, *upd_in; /* [r] owner bytes read / updated with stage 2 */
 
     /* Op ids, filled by the add functions. */
     int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
-    int hash, cat_a2a;     /* -1 when absent */
+    int hash, cat_a2a;      /* -1 when absent */
     int uniq1_op, uniq2_op; /* first of n_units consecutive unique kernels, -1 when absent */
 } rt_exchange;
 
@@ -75,11 +75,13 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
 void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after);
 
 /* Fills the exchange's op costs on representative R. */
-void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w, int r);
+void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                      int r);
 
 /* HBM the exchange needs on representative R's rank: its table shards with optimizer state,
  * and the AlltoAll buffers (IDs, embeddings, gradients). Call after rt_exchange_fill. */
-double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r, int rank);
+double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r,
+                          int rank);
 
 /* The representative whose sample stands for rank P (P itself in exact mode). */
 static inline int rt_exchange_rep_of(const rt_workload *w, int p)

@@ -23,7 +23,10 @@ static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_wor
     rt_group world = {w->world, 1};
     rt_shard_map sm = {0};
     rt_merge_map mm = {0};
-    rt_exchange x = {.tag = "", .n_features = s->model.n_tables, .group = world, .shards = &sm,
+    rt_exchange x = {.tag = "",
+                     .n_features = s->model.n_tables,
+                     .group = world,
+                     .shards = &sm,
                      .dedup = o->dedup};
     rt_graph *g = NULL;
     int *all = malloc(sizeof(int) * (size_t)s->model.n_tables);
@@ -32,7 +35,8 @@ static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_wor
         goto out;
     }
     if (rt_shard_map_build(s, w->world, NULL, 0, &sm)) goto out;
-    for (int f = 0; f < s->model.n_tables; f++) all[f] = f;
+    for (int f = 0; f < s->model.n_tables; f++)
+        all[f] = f;
     x.features = all;
     if (o->dedup != RT_DEDUP_NONE || o->merge) {
         if (rt_merge_build(s, all, s->model.n_tables, o->merge, &mm, err)) goto out;
@@ -50,7 +54,8 @@ static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_wor
     for (int r = 0; r < w->n_reps; r++) {
         rt_exchange_fill(&x, g, s, w, r);
         rt_plan_fill_dense(g, s, w, &d, r);
-        g->peak_hbm_bytes[r] = rt_exchange_memory(&x, g, s, r, w->rep_rank[r]) + rt_plan_dense_memory(s, w, r);
+        g->peak_hbm_bytes[r] =
+            rt_exchange_memory(&x, g, s, r, w->rep_rank[r]) + rt_plan_dense_memory(s, w, r);
     }
     rt_plan_set_model_flops(g, s, w);
 out:

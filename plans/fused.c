@@ -36,21 +36,22 @@ typedef struct fused_opts {
 /* The exchanges of one build and what they borrow. */
 typedef struct fused_groups {
     int k;
-    int *group_of;      /* [table] */
-    int *members;       /* tables ordered by group */
-    int *first;         /* [k + 1]: group g is members[first[g] .. first[g + 1]) */
+    int *group_of; /* [table] */
+    int *members;  /* tables ordered by group */
+    int *first;    /* [k + 1]: group g is members[first[g] .. first[g + 1]) */
     char (*tags)[32];
     rt_exchange *x;
 } fused_groups;
 
 static int same_spec(const rt_table *a, const rt_table *b)
 {
-    return a->dim == b->dim && a->optimizer == b->optimizer && !strcmp(a->initializer ? a->initializer : "",
-                                                                       b->initializer ? b->initializer : "");
+    return a->dim == b->dim && a->optimizer == b->optimizer &&
+           !strcmp(a->initializer ? a->initializer : "", b->initializer ? b->initializer : "");
 }
 
 /* Group id of every table, in order of first appearance. */
-static int assign_groups(const rt_scenario *s, const fused_opts *o, const rt_merge_map *mm, int *group_of)
+static int assign_groups(const rt_scenario *s, const fused_opts *o, const rt_merge_map *mm,
+                         int *group_of)
 {
     const rt_table *t = s->model.tables;
     int k = 0;
@@ -69,13 +70,14 @@ static int assign_groups(const rt_scenario *s, const fused_opts *o, const rt_mer
 
 static void groups_free(fused_groups *gr)
 {
-    for (int g = 0; gr->x && g < gr->k; g++) rt_exchange_free(&gr->x[g]);
+    for (int g = 0; gr->x && g < gr->k; g++)
+        rt_exchange_free(&gr->x[g]);
     free(gr->group_of), free(gr->members), free(gr->first), free(gr->tags), free(gr->x);
     memset(gr, 0, sizeof *gr);
 }
 
-static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merge_map *mm, rt_group world,
-                        const rt_shard_map *sm, fused_groups *gr)
+static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merge_map *mm,
+                        rt_group world, const rt_shard_map *sm, fused_groups *gr)
 {
     int F = s->model.n_tables;
     gr->group_of = malloc(sizeof(int) * (size_t)F);
@@ -86,12 +88,15 @@ static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merg
     gr->tags = calloc((size_t)gr->k, sizeof *gr->tags);
     gr->x = calloc((size_t)gr->k, sizeof *gr->x);
     if (!gr->tags || !gr->x) return -1;
-    for (int f = 0; f < F; f++) gr->first[gr->group_of[f] + 1]++;
-    for (int g = 0; g < gr->k; g++) gr->first[g + 1] += gr->first[g];
+    for (int f = 0; f < F; f++)
+        gr->first[gr->group_of[f] + 1]++;
+    for (int g = 0; g < gr->k; g++)
+        gr->first[g + 1] += gr->first[g];
     int *fill = malloc(sizeof(int) * (size_t)gr->k);
     if (!fill) return -1;
     memcpy(fill, gr->first, sizeof(int) * (size_t)gr->k);
-    for (int f = 0; f < F; f++) gr->members[fill[gr->group_of[f]]++] = f;
+    for (int f = 0; f < F; f++)
+        gr->members[fill[gr->group_of[f]]++] = f;
     free(fill);
     for (int g = 0; g < gr->k; g++) {
         int n = gr->first[g + 1] - gr->first[g];
@@ -99,7 +104,8 @@ static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merg
         /* A (category, ID) key is needed when the group mixes tables that are not one merged
          * table: raw IDs of different tables would collide. */
         int mixed = 0;
-        for (int i = 1; i < n; i++) mixed |= mm->unit_of[feat[i]] != mm->unit_of[feat[0]];
+        for (int i = 1; i < n; i++)
+            mixed |= mm->unit_of[feat[i]] != mm->unit_of[feat[0]];
         snprintf(gr->tags[g], sizeof gr->tags[g], "g%d", g);
         gr->x[g] = (rt_exchange){
             .tag = gr->tags[g],
@@ -108,7 +114,7 @@ static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merg
             .group = world,
             .shards = sm,
             .dedup = o->dedup,
-            .key_hash = !mixed ? RT_KEY_HASH_NONE
+            .key_hash = !mixed                             ? RT_KEY_HASH_NONE
                         : o->variant == VARIANT_TFRA_FUSED ? RT_KEY_HASH_SENDER
                                                            : RT_KEY_HASH_RECEIVER,
             .category_msg = mixed && o->variant == VARIANT_TFRA_FUSED,
@@ -119,7 +125,8 @@ static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merg
     return 0;
 }
 
-static rt_graph *fused_build(const rt_scenario *s, const void *opts, const rt_workload *w, FILE *err)
+static rt_graph *fused_build(const rt_scenario *s, const void *opts, const rt_workload *w,
+                             FILE *err)
 {
     const fused_opts *o = opts;
     rt_group world = {w->world, 1};
@@ -134,7 +141,8 @@ static rt_graph *fused_build(const rt_scenario *s, const void *opts, const rt_wo
         goto out;
     }
     if (rt_shard_map_build(s, w->world, NULL, 0, &sm)) goto out;
-    for (int f = 0; f < F; f++) all[f] = f;
+    for (int f = 0; f < F; f++)
+        all[f] = f;
     if (rt_merge_build(s, all, F, o->merge, &mm, err)) goto out;
     if (groups_build(s, o, &mm, world, &sm, &gr)) {
         fprintf(err, "fused: out of memory grouping %d tables\n", F);
@@ -151,14 +159,16 @@ static rt_graph *fused_build(const rt_scenario *s, const void *opts, const rt_wo
     }
     /* The comm stream is in order: every group's ID AlltoAll first, so the lookups of early
      * groups overlap the ID traffic of later ones. */
-    for (int k = 0; k < gr.k; k++) rt_exchange_add_ids(&gr.x[k], g, s, -1);
+    for (int k = 0; k < gr.k; k++)
+        rt_exchange_add_ids(&gr.x[k], g, s, -1);
     for (int k = 0; k < gr.k; k++) {
         rt_exchange_add_embeddings(&gr.x[k], g, s);
         deps[k] = gr.x[k].unpermute;
     }
     rt_dense_ops d;
     rt_plan_add_dense(g, s, deps, gr.k, world, &d);
-    for (int k = 0; k < gr.k; k++) rt_exchange_add_backward(&gr.x[k], g, s, d.last_bwd);
+    for (int k = 0; k < gr.k; k++)
+        rt_exchange_add_backward(&gr.x[k], g, s, d.last_bwd);
     for (int r = 0; r < w->n_reps; r++) {
         double mem = rt_plan_dense_memory(s, w, r);
         for (int k = 0; k < gr.k; k++) {
@@ -198,7 +208,8 @@ static const char *const fused_keys[] = {"grouping", "variant", "dedup", "merge"
 
 const rt_plan rt_plan_fused = {
     .name = "fused",
-    .description = "FusedRec: one ID and one embedding AlltoAll per spec group, segment unique, deferred hashing",
+    .description = "FusedRec: one ID and one embedding AlltoAll per spec group, segment unique, "
+                   "deferred hashing",
     .option_keys = fused_keys,
     .configure = fused_configure,
     .build = fused_build,

@@ -44,7 +44,8 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* Credits one distinct row ID of table F to the shard owners that hold it. */
-static void credit_row(const rt_shard_map *sm, const rt_scenario *s, int f, uint64_t id, double times, touched *t)
+static void credit_row(const rt_shard_map *sm, const rt_scenario *s, int f, uint64_t id,
+                       double times, touched *t)
 {
     int dim = s->model.tables[f].dim;
     if (sm->kind == RT_SHARD_ROW) {
@@ -59,11 +60,12 @@ static void credit_row(const rt_shard_map *sm, const rt_scenario *s, int f, uint
 }
 
 /* Exact: distinct IDs of feature F over ranks [lo, hi). */
-static int credit_sampled(const rt_shard_map *sm, const rt_scenario *s, const rt_workload *w, int f, int lo,
-                          int hi, touched *t)
+static int credit_sampled(const rt_shard_map *sm, const rt_scenario *s, const rt_workload *w, int f,
+                          int lo, int hi, touched *t)
 {
     uint64_t n = 0;
-    for (int r = lo; r < hi; r++) n += rt_workload_batch(w, r, f)->n_ids;
+    for (int r = lo; r < hi; r++)
+        n += rt_workload_batch(w, r, f)->n_ids;
     uint64_t *ids = malloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
     if (!ids) return -1;
     uint64_t k = 0;
@@ -80,7 +82,10 @@ static int credit_sampled(const rt_shard_map *sm, const rt_scenario *s, const rt
 }
 
 /* 1 - (1 - p)^n without cancellation. */
-static double hit(double p, double n) { return -expm1(n * log1p(-p)); }
+static double hit(double p, double n)
+{
+    return -expm1(n * log1p(-p));
+}
 
 enum { ZIPF_EXACT_ROWS = 1 << 16, ZIPF_TAIL_STEPS = 512 };
 
@@ -94,15 +99,18 @@ static double expected_distinct(const rt_scenario *s, int f, double n, uint64_t 
     if (ids->kind != RT_DIST_ZIPF) return (double)(hi - lo) * hit(1.0 / rows, n);
     double a = ids->alpha, norm = 0;
     uint64_t head = tb->rows < ZIPF_EXACT_ROWS ? tb->rows : ZIPF_EXACT_ROWS;
-    for (uint64_t i = 1; i <= head; i++) norm += pow((double)i, -a);
+    for (uint64_t i = 1; i <= head; i++)
+        norm += pow((double)i, -a);
     if (tb->rows > head) {
         double x0 = head + 0.5, x1 = rows + 0.5;
         norm += fabs(a - 1) < 1e-12 ? log(x1 / x0) : (pow(x1, 1 - a) - pow(x0, 1 - a)) / (1 - a);
     }
     double e = 0;
-    for (uint64_t i = lo; i < hi && i < head; i++) e += hit(pow((double)(i + 1), -a) / norm, n);
+    for (uint64_t i = lo; i < hi && i < head; i++)
+        e += hit(pow((double)(i + 1), -a) / norm, n);
     if (hi <= head) return e;
-    double x0 = (double)(lo > head ? lo : head), x1 = (double)hi, step = pow(x1 / x0, 1.0 / ZIPF_TAIL_STEPS);
+    double x0 = (double)(lo > head ? lo : head), x1 = (double)hi,
+           step = pow(x1 / x0, 1.0 / ZIPF_TAIL_STEPS);
     for (double x = x0; x < x1; x *= step) {
         double next = fmin(x * step, x1), mid = sqrt(x * next) + 1;
         e += (next - x) * hit(pow(mid, -a) / norm, n);
@@ -111,11 +119,12 @@ static double expected_distinct(const rt_scenario *s, int f, double n, uint64_t 
 }
 
 /* Statistical: expected distinct rows of feature F among the draws of RANKS ranks. */
-static void credit_expected(const rt_shard_map *sm, const rt_scenario *s, const rt_workload *w, int f, int ranks,
-                            touched *t)
+static void credit_expected(const rt_shard_map *sm, const rt_scenario *s, const rt_workload *w,
+                            int f, int ranks, touched *t)
 {
     double per_rank = 0;
-    for (int r = 0; r < w->n_reps; r++) per_rank += (double)rt_workload_batch(w, r, f)->n_ids;
+    for (int r = 0; r < w->n_reps; r++)
+        per_rank += (double)rt_workload_batch(w, r, f)->n_ids;
     double n = per_rank / w->n_reps * ranks, dim = s->model.tables[f].dim;
     if (sm->kind == RT_SHARD_ROW) {
         for (int q = 0; q < sm->ranks; q++) {
@@ -136,8 +145,8 @@ static void credit_expected(const rt_shard_map *sm, const rt_scenario *s, const 
 
 /* What each shard owner synchronizes: the union over all groups (dense) or the sum of every
  * group's own touched rows (sparse). */
-static int count_touched(const hsp_opts *o, const rt_shard_map *sm, const rt_scenario *s, const rt_workload *w,
-                         touched *t)
+static int count_touched(const hsp_opts *o, const rt_shard_map *sm, const rt_scenario *s,
+                         const rt_workload *w, touched *t)
 {
     int N = w->world, I = o->group_size, M = N / I;
     for (int f = 0; f < s->model.n_tables; f++) {
@@ -149,7 +158,8 @@ static int count_touched(const hsp_opts *o, const rt_shard_map *sm, const rt_sce
             }
             credit_expected(sm, s, w, f, o->sync == HSP_SYNC_DENSE ? N : I, &one);
             double times = o->sync == HSP_SYNC_DENSE ? 1 : M; /* groups are alike in expectation */
-            for (int q = 0; q < I; q++) t->rows[q] += times * one.rows[q], t->elems[q] += times * one.elems[q];
+            for (int q = 0; q < I; q++)
+                t->rows[q] += times * one.rows[q], t->elems[q] += times * one.elems[q];
             free(one.rows), free(one.elems);
             continue;
         }
@@ -168,21 +178,22 @@ static int count_touched(const hsp_opts *o, const rt_shard_map *sm, const rt_sce
 static void add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after, int M, int I,
                          rt_coll_kind sync_kind, int *sync)
 {
-    x->grad_a2a = rt_graph_add_collective(g, "emb.bwd.grad_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                          x->group, "gradient_alltoall", &after, 1);
+    x->grad_a2a = rt_graph_add_collective(g, "emb.bwd.grad_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV,
+                                          RT_ALGO_AUTO, x->group, "gradient_alltoall", &after, 1);
     int last = x->grad_a2a;
     *sync = -1;
     if (M > 1) {
         rt_group across = {M, I};
-        *sync = last = rt_graph_add_collective(g, "emb.bwd.cross_group_sync", RT_STREAM_COMM, sync_kind,
-                                               RT_ALGO_AUTO, across, "cross_group_gradient_sync", &last, 1);
+        *sync = last =
+            rt_graph_add_collective(g, "emb.bwd.cross_group_sync", RT_STREAM_COMM, sync_kind,
+                                    RT_ALGO_AUTO, across, "cross_group_gradient_sync", &last, 1);
     }
     x->update = rt_graph_add_kernel(g, "emb.bwd.update", RT_STREAM_COMPUTE, RT_K_SPARSE_UPDATE,
                                     s->plan.embedding_dtype, "sparse_update", &last, 1);
 }
 
-static void fill_sync(rt_graph *g, int op, const hsp_opts *o, const touched *t, const rt_scenario *s,
-                      const rt_workload *w, int r)
+static void fill_sync(rt_graph *g, int op, const hsp_opts *o, const touched *t,
+                      const rt_scenario *s, const rt_workload *w, int r)
 {
     int k = w->rep_rank[r] % o->group_size;
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
@@ -210,7 +221,8 @@ static rt_graph *hsp_build(const rt_scenario *s, const void *opts, const rt_work
         fprintf(err, "hsp: out of memory counting touched rows\n");
         goto out;
     }
-    for (int f = 0; f < T; f++) all[f] = f;
+    for (int f = 0; f < T; f++)
+        all[f] = f;
     x.features = all;
     if (rt_exchange_route(&x, s, w, err)) goto out;
     g = rt_graph_new(N, w->n_reps, w->rep_rank, w->rep_weight);
@@ -220,15 +232,15 @@ static rt_graph *hsp_build(const rt_scenario *s, const void *opts, const rt_work
     rt_exchange_add_ids(&x, g, s, -1);
     rt_exchange_add_embeddings(&x, g, s);
     rt_plan_add_dense(g, s, &x.unpermute, 1, world, &d);
-    add_backward(&x, g, s, d.last_bwd, M, I, o->sync == HSP_SYNC_SPARSE ? RT_COLL_ALLGATHER : RT_COLL_ALLREDUCE,
-                 &sync);
+    add_backward(&x, g, s, d.last_bwd, M, I,
+                 o->sync == HSP_SYNC_SPARSE ? RT_COLL_ALLGATHER : RT_COLL_ALLREDUCE, &sync);
     for (int r = 0; r < w->n_reps; r++) {
         rt_exchange_fill(&x, g, s, w, r);
         rt_plan_fill_dense(g, s, w, &d, r);
         if (sync >= 0) fill_sync(g, sync, o, &t, s, w, r);
         double sync_buf = sync >= 0 ? rt_graph_cost(g, sync, r)->bytes : 0;
-        g->peak_hbm_bytes[r] = rt_exchange_memory(&x, g, s, r, w->rep_rank[r]) + rt_plan_dense_memory(s, w, r) +
-                               sync_buf;
+        g->peak_hbm_bytes[r] = rt_exchange_memory(&x, g, s, r, w->rep_rank[r]) +
+                               rt_plan_dense_memory(s, w, r) + sync_buf;
     }
     rt_plan_set_model_flops(g, s, w);
 out:
@@ -249,15 +261,18 @@ static int hsp_configure(const rt_scenario *s, void **opts)
         return -1;
     struct fy_node *at = fy_node_mapping_lookup_by_string(node, "group_size", FY_NT);
     if (I > N || N % I) {
-        rt_cfg_error(c, at ? at : node, "group size %lld does not divide the %d ranks; allowed: a divisor of %d",
+        rt_cfg_error(c, at ? at : node,
+                     "group size %lld does not divide the %d ranks; allowed: a divisor of %d",
                      (long long)I, N, N);
         return -1;
     }
     if (I % G && G % I) {
-        rt_cfg_error(c, at ? at : node,
-                     "group size %lld is neither a multiple nor a divisor of the %d devices per node "
-                     "(TurboGR groups whole nodes or equal parts of one); allowed: a multiple or divisor of %d",
-                     (long long)I, G, G);
+        rt_cfg_error(
+            c, at ? at : node,
+            "group size %lld is neither a multiple nor a divisor of the %d devices per node "
+            "(TurboGR groups whole nodes or equal parts of one); allowed: a multiple or divisor of "
+            "%d",
+            (long long)I, G, G);
         return -1;
     }
     hsp_opts *o = malloc(sizeof *o);

@@ -5,7 +5,8 @@
 
 static const double GB = 1e9;
 
-void rt_memory_report_of(const rt_graph *g, const rt_scenario *s, const rt_workload *w, rt_memory_report *m)
+void rt_memory_report_of(const rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                         rt_memory_report *m)
 {
     int worst = 0;
     for (int r = 1; r < g->n_reps; r++)
@@ -33,17 +34,20 @@ void rt_memory_print(const rt_memory_report *m, FILE *out)
 
 int rt_memory_account(rt_graph *g, const rt_scenario *s, const rt_workload *w, FILE *err)
 {
-    for (int r = 0; r < g->n_reps; r++) g->peak_hbm_bytes[r] += rt_overlap_buffer_bytes(g, s, r);
+    for (int r = 0; r < g->n_reps; r++)
+        g->peak_hbm_bytes[r] += rt_overlap_buffer_bytes(g, s, r);
     rt_memory_report m;
     rt_memory_report_of(g, s, w, &m);
     if (m.total <= m.capacity) return 0;
     int refuse = s->plan.memory == RT_MEMORY_REFUSE;
     fprintf(err, "%s: plan %s needs %.4g GB of HBM on rank %d but device %s has %.4g GB\n",
-            refuse ? "error" : "warning", s->plan.name, m.total / GB, m.rank, s->topology.device.name,
-            m.capacity / GB);
+            refuse ? "error" : "warning", s->plan.name, m.total / GB, m.rank,
+            s->topology.device.name, m.capacity / GB);
     rt_memory_print(&m, err);
     if (refuse)
-        fprintf(err, "  allowed: a plan, batch or precision that fits, more devices, or plan.memory: warn "
-                     "to simulate it anyway\n");
+        fprintf(
+            err,
+            "  allowed: a plan, batch or precision that fits, more devices, or plan.memory: warn "
+            "to simulate it anyway\n");
     return refuse ? -1 : 0;
 }

@@ -16,13 +16,13 @@
 /* Bytes of the fullest representative rank, by component. */
 typedef struct rt_memory_report {
     int rank;
-    double total;        /* g->peak_hbm_bytes of that rank */
-    double capacity;     /* device HBM */
-    double sparse;       /* embedding tables, optimizer state, the plan's exchange buffers */
-    double weights;      /* dense weights, gradients, optimizer state */
+    double total;    /* g->peak_hbm_bytes of that rank */
+    double capacity; /* device HBM */
+    double sparse;   /* embedding tables, optimizer state, the plan's exchange buffers */
+    double weights;  /* dense weights, gradients, optimizer state */
     double activations;
-    double negatives;    /* sampled softmax */
-    double overlap;      /* in-flight batch (pipeline, semi_async) */
+    double negatives; /* sampled softmax */
+    double overlap;   /* in-flight batch (pipeline, semi_async) */
 } rt_memory_report;
 
 /* Adds the overlap buffers to G's per-rep peak, then checks it against the device. Returns 0
@@ -30,7 +30,8 @@ typedef struct rt_memory_report {
 int rt_memory_account(rt_graph *g, const rt_scenario *s, const rt_workload *w, FILE *err);
 
 /* The fullest rank's components (after rt_memory_account). */
-void rt_memory_report_of(const rt_graph *g, const rt_scenario *s, const rt_workload *w, rt_memory_report *m);
+void rt_memory_report_of(const rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                         rt_memory_report *m);
 
 /* One line per component, as in `rectwin plan`. */
 void rt_memory_print(const rt_memory_report *m, FILE *out);

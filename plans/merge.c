@@ -8,13 +8,15 @@
 int rt_merge_bits(int m)
 {
     int k = 0;
-    while ((1L << k) < (long)m + 1) k++;
+    while ((1L << k) < (long)m + 1)
+        k++;
     return k;
 }
 
 int rt_merge_encode(int i, int k, uint64_t x, uint64_t *id)
 {
-    if (k < 0 || k > 62 || i < 0 || (uint64_t)i >= (1ull << k) || x >= (1ull << (63 - k))) return -1;
+    if (k < 0 || k > 62 || i < 0 || (uint64_t)i >= (1ull << k) || x >= (1ull << (63 - k)))
+        return -1;
     *id = ((uint64_t)i << (63 - k)) | x;
     return 0;
 }
@@ -55,7 +57,8 @@ int rt_merge_build(const rt_scenario *s, const int *features, int n, int merge, 
     const rt_table *t = s->model.tables;
     for (int i = 0; i < n; i++) {
         int u = 0;
-        while (merge && u < m->n_units && !same_storage(&t[features[first[u]]], &t[features[i]])) u++;
+        while (merge && u < m->n_units && !same_storage(&t[features[first[u]]], &t[features[i]]))
+            u++;
         if (!merge || u == m->n_units) first[m->n_units++] = i, u = m->n_units - 1;
         m->unit_of[i] = u;
         m->slot[i] = m->unit_size[u]++;
@@ -69,8 +72,8 @@ int rt_merge_build(const rt_scenario *s, const int *features, int n, int merge, 
             fprintf(err,
                     "merge: table '%s' has %llu rows; merged with %d others it may use only %d "
                     "bits of ID (at most 2^%d rows); set plan.merge=false\n",
-                    tb->name, (unsigned long long)tb->rows, m->unit_size[m->unit_of[i]] - 1,
-                    63 - k, 63 - k);
+                    tb->name, (unsigned long long)tb->rows, m->unit_size[m->unit_of[i]] - 1, 63 - k,
+                    63 - k);
             rt_merge_free(m);
             return -1;
         }

@@ -23,17 +23,20 @@ static int classify(const rt_graph *g, int *cls, FILE *err)
     for (int o = n - 1; o >= 0; o--) {
         if (phase_is(g, o, "emb.fwd")) f[o] = 1;
         if (f[o])
-            for (int d = 0; d < g->ops[o].n_deps; d++) f[rt_graph_deps(g, o)[d]] = 1;
+            for (int d = 0; d < g->ops[o].n_deps; d++)
+                f[rt_graph_deps(g, o)[d]] = 1;
     }
     for (int o = 0; o < n; o++) {
         b[o] = phase_is(g, o, "emb.bwd");
-        for (int d = 0; d < g->ops[o].n_deps && !b[o]; d++) b[o] = b[rt_graph_deps(g, o)[d]];
+        for (int d = 0; d < g->ops[o].n_deps && !b[o]; d++)
+            b[o] = b[rt_graph_deps(g, o)[d]];
     }
     int rc = 0;
     for (int o = 0; o < n; o++) {
         if (f[o] && b[o]) {
-            fprintf(err, "overlap: op '%s' (phase %s) is both in the sparse forward and after the "
-                         "sparse backward; this plan's graph cannot be overlapped across iterations\n",
+            fprintf(err,
+                    "overlap: op '%s' (phase %s) is both in the sparse forward and after the "
+                    "sparse backward; this plan's graph cannot be overlapped across iterations\n",
                     g->ops[o].name ? g->ops[o].name : "?", g->phases[g->ops[o].phase]);
             rc = -1;
             break;
@@ -46,8 +49,8 @@ static int classify(const rt_graph *g, int *cls, FILE *err)
 
 /* The window's dependency lists, in CSR form over the plan's ops plus the H2D op (id n). */
 typedef struct window {
-    int n;          /* ops in the window (plan ops + the optional H2D) */
-    int h2d;        /* id of the H2D op, -1 when absent */
+    int n;   /* ops in the window (plan ops + the optional H2D) */
+    int h2d; /* id of the H2D op, -1 when absent */
     int *cls, *prio;
     int *dep_at, *deps;
     int *stream;
@@ -124,7 +127,8 @@ static int window_build(const rt_graph *g, rt_overlap mode, const int *cls, wind
         w->cls[o] = cls[o];
         w->prio[o] = prio[cls[o]];
         int sparse = cls[o] == CLS_F || (mode == RT_OVERLAP_SEMI_ASYNC && cls[o] == CLS_B);
-        int moved = sparse && g->ops[o].type == RT_OP_KERNEL && g->ops[o].stream == RT_STREAM_COMPUTE;
+        int moved =
+            sparse && g->ops[o].type == RT_OP_KERNEL && g->ops[o].stream == RT_STREAM_COMPUTE;
         w->stream[o] = moved ? RT_STREAM_COPY : (int)g->ops[o].stream;
         if (is_sink_of_b(g, cls, o)) sinks[n_sinks++] = o;
     }
@@ -151,7 +155,8 @@ static int window_order(const window *w, int *order)
         free(left), free(done);
         return -1;
     }
-    for (int o = 0; o < w->n; o++) left[o] = w->dep_at[o + 1] - w->dep_at[o];
+    for (int o = 0; o < w->n; o++)
+        left[o] = w->dep_at[o + 1] - w->dep_at[o];
     for (int k = 0; k < w->n; k++) {
         int best = -1;
         for (int o = 0; o < w->n; o++) {
@@ -186,22 +191,26 @@ static void copy_cost(rt_graph *to, int op_to, const rt_graph *from, int op_from
     rt_op_cost *d = rt_graph_cost(to, op_to, r);
     d->flops = c->flops, d->bytes = c->bytes, d->recv_bytes = c->recv_bytes;
     int n = from->ops[op_from].group.size;
-    if (c->send) d->send = memcpy(rt_graph_peer_bytes(to, n), c->send, sizeof(uint64_t) * (size_t)n);
-    if (c->recv) d->recv = memcpy(rt_graph_peer_bytes(to, n), c->recv, sizeof(uint64_t) * (size_t)n);
+    if (c->send)
+        d->send = memcpy(rt_graph_peer_bytes(to, n), c->send, sizeof(uint64_t) * (size_t)n);
+    if (c->recv)
+        d->recv = memcpy(rt_graph_peer_bytes(to, n), c->recv, sizeof(uint64_t) * (size_t)n);
 }
 
-static rt_graph *window_graph(const rt_graph *g, const window *win, const int *order, const rt_scenario *s,
-                              const rt_workload *w)
+static rt_graph *window_graph(const rt_graph *g, const window *win, const int *order,
+                              const rt_scenario *s, const rt_workload *w)
 {
     rt_graph *h = rt_graph_new(g->world, g->n_reps, g->rep_rank, g->rep_weight);
-    int *id = malloc(sizeof(int) * (size_t)win->n), *deps = malloc(sizeof(int) * (size_t)(win->n + 1));
+    int *id = malloc(sizeof(int) * (size_t)win->n),
+        *deps = malloc(sizeof(int) * (size_t)(win->n + 1));
     if (!h || !id || !deps) {
         rt_graph_free(h), free(id), free(deps);
         return NULL;
     }
     int max_deps = 0;
     for (int o = 0; o < win->n; o++)
-        if (win->dep_at[o + 1] - win->dep_at[o] > max_deps) max_deps = win->dep_at[o + 1] - win->dep_at[o];
+        if (win->dep_at[o + 1] - win->dep_at[o] > max_deps)
+            max_deps = win->dep_at[o + 1] - win->dep_at[o];
     int *dl = realloc(deps, sizeof(int) * (size_t)(max_deps + 1));
     if (!dl) {
         rt_graph_free(h), free(id), free(deps);
@@ -210,20 +219,25 @@ static rt_graph *window_graph(const rt_graph *g, const window *win, const int *o
     deps = dl;
     for (int k = 0; k < win->n; k++) {
         int o = order[k], nd = 0;
-        for (int d = win->dep_at[o]; d < win->dep_at[o + 1]; d++) deps[nd++] = id[win->deps[d]];
+        for (int d = win->dep_at[o]; d < win->dep_at[o + 1]; d++)
+            deps[nd++] = id[win->deps[d]];
         if (o == win->h2d) {
-            id[o] = rt_graph_add_kernel(h, "input.h2d", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32, "input_h2d", deps, nd);
-            for (int r = 0; r < h->n_reps; r++) rt_graph_cost(h, id[o], r)->bytes = input_bytes(s, w, r);
+            id[o] = rt_graph_add_kernel(h, "input.h2d", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+                                        "input_h2d", deps, nd);
+            for (int r = 0; r < h->n_reps; r++)
+                rt_graph_cost(h, id[o], r)->bytes = input_bytes(s, w, r);
             continue;
         }
         const rt_op *op = &g->ops[o];
         const char *name = op->name ? rt_graph_name(h, op->name) : NULL;
         rt_stream st = (rt_stream)win->stream[o];
         id[o] = op->type == RT_OP_KERNEL
-                    ? rt_graph_add_kernel(h, g->phases[op->phase], st, op->kernel, op->dtype, name, deps, nd)
-                    : rt_graph_add_collective(h, g->phases[op->phase], st, op->coll, op->algo, op->group, name,
-                                              deps, nd);
-        for (int r = 0; r < h->n_reps; r++) copy_cost(h, id[o], g, o, r);
+                    ? rt_graph_add_kernel(h, g->phases[op->phase], st, op->kernel, op->dtype, name,
+                                          deps, nd)
+                    : rt_graph_add_collective(h, g->phases[op->phase], st, op->coll, op->algo,
+                                              op->group, name, deps, nd);
+        for (int r = 0; r < h->n_reps; r++)
+            copy_cost(h, id[o], g, o, r);
     }
     memcpy(h->peak_hbm_bytes, g->peak_hbm_bytes, sizeof(double) * (size_t)g->n_reps);
     h->model_flops = g->model_flops;
@@ -249,7 +263,8 @@ int rt_overlap_apply(rt_graph **g, const rt_scenario *s, const rt_workload *w, F
     int rc = -1;
     if (window_build(old, mode, cls, &win) == 0) {
         int *order = malloc(sizeof(int) * (size_t)win.n);
-        rt_graph *h = order && window_order(&win, order) == 0 ? window_graph(old, &win, order, s, w) : NULL;
+        rt_graph *h =
+            order && window_order(&win, order) == 0 ? window_graph(old, &win, order, s, w) : NULL;
         if (h) {
             rt_graph_free(*g);
             *g = h;
@@ -269,7 +284,8 @@ double rt_overlap_buffer_bytes(const rt_graph *g, const rt_scenario *s, int r)
     double bytes = 0;
     for (int o = 0; o < g->n_ops; o++) {
         const rt_op_cost *c = rt_graph_cost(g, o, r);
-        if (phase_is(g, o, "input.h2d")) bytes += c->bytes;
+        if (phase_is(g, o, "input.h2d"))
+            bytes += c->bytes;
         else if (phase_is(g, o, "emb.fwd") && g->ops[o].type == RT_OP_COLLECTIVE)
             bytes += c->bytes + c->recv_bytes;
     }

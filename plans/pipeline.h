@@ -1,5 +1,6 @@
-/* The steps every consumer of a scenario shares (CLI commands, tests, benchmarks): load and validate the scenario, compute the
- * model's costs, configure the plan, sample the workload, build the op graph. */
+/* The steps every consumer of a scenario shares (CLI commands, tests, benchmarks): load and
+ * validate the scenario, compute the model's costs, configure the plan, sample the workload, build
+ * the op graph. */
 #ifndef RT_PIPELINE_H
 #define RT_PIPELINE_H
 

@@ -28,12 +28,13 @@ static double batch_sum(const rt_scenario *s, const rt_workload *w, int r, rt_po
     int n = rt_plan_rep_batch(w, r);
     if (!s->model.seq_len) return n * rt_poly_eval(p, 1);
     double t = 0;
-    for (int i = 0; i < n; i++) t += rt_poly_eval(p, rt_plan_sample_tokens(s, w, r, i));
+    for (int i = 0; i < n; i++)
+        t += rt_poly_eval(p, rt_plan_sample_tokens(s, w, r, i));
     return t;
 }
 
-void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int n_after, rt_group group,
-                       rt_dense_ops *d)
+void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int n_after,
+                       rt_group group, rt_dense_ops *d)
 {
     const rt_model *m = &s->model;
     rt_dtype dt = s->plan.dense_dtype;
@@ -41,27 +42,32 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
     d->first_fwd = g->n_ops;
     for (int l = 0; l < m->n_layers; l++) {
         /* Layers run in order; the first waits for every embedding the model consumes. */
-        if (l == 0) prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
-                                               m->layers[l].name, after, n_after);
-        else prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
-                                        m->layers[l].name, &prev, 1);
+        if (l == 0)
+            prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
+                                       m->layers[l].name, after, n_after);
+        else
+            prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
+                                       m->layers[l].name, &prev, 1);
     }
     d->last_fwd = prev;
-    d->loss = prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
+    d->loss = prev =
+        rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
     d->first_bwd = g->n_ops;
     for (int l = m->n_layers - 1; l >= 0; l--)
         prev = rt_graph_add_kernel(g, "dense.bwd", RT_STREAM_COMPUTE, RT_K_DENSE_BWD, dt,
                                    m->layers[l].name, &prev, 1);
     d->last_bwd = prev;
-    rt_coll_algo algo = (rt_coll_algo[]){RT_ALGO_AUTO, RT_ALGO_RING, RT_ALGO_TREE,
-                                         RT_ALGO_HIERARCHICAL, RT_ALGO_NVLS}[s->plan.dense_allreduce];
+    rt_coll_algo algo =
+        (rt_coll_algo[]){RT_ALGO_AUTO, RT_ALGO_RING, RT_ALGO_TREE, RT_ALGO_HIERARCHICAL,
+                         RT_ALGO_NVLS}[s->plan.dense_allreduce];
     d->allreduce = rt_graph_add_collective(g, "dense.allreduce", RT_STREAM_COMM, RT_COLL_ALLREDUCE,
                                            algo, group, "dense_grad_allreduce", &prev, 1);
     d->update = rt_graph_add_kernel(g, "dense.update", RT_STREAM_COMPUTE, RT_K_DENSE_UPDATE,
                                     RT_DT_FP32, "dense_optimizer", &d->allreduce, 1);
 }
 
-void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w, const rt_dense_ops *d, int r)
+void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                        const rt_dense_ops *d, int r)
 {
     const rt_model *m = &s->model;
     double eb = (double)rt_dtype_bytes(s->plan.dense_dtype);
@@ -94,14 +100,16 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
 double rt_plan_dense_flops(const rt_scenario *s, const rt_workload *w, int r)
 {
     rt_poly t = s->model.fwd_flops;
-    for (int i = 0; i < 3; i++) t.c[i] += s->model.bwd_flops.c[i];
+    for (int i = 0; i < 3; i++)
+        t.c[i] += s->model.bwd_flops.c[i];
     return batch_sum(s, w, r, t);
 }
 
 void rt_plan_set_model_flops(rt_graph *g, const rt_scenario *s, const rt_workload *w)
 {
     double total = 0;
-    for (int r = 0; r < w->n_reps; r++) total += w->rep_weight[r] * rt_plan_dense_flops(s, w, r);
+    for (int r = 0; r < w->n_reps; r++)
+        total += w->rep_weight[r] * rt_plan_dense_flops(s, w, r);
     g->model_flops = total;
 }
 
@@ -129,5 +137,6 @@ double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int 
 
 double rt_plan_dense_memory(const rt_scenario *s, const rt_workload *w, int r)
 {
-    return rt_plan_weights_memory(s) + rt_plan_activation_memory(s, w, r) + rt_plan_negatives_memory(s, w, r);
+    return rt_plan_weights_memory(s) + rt_plan_activation_memory(s, w, r) +
+           rt_plan_negatives_memory(s, w, r);
 }

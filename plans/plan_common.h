@@ -17,10 +17,11 @@ typedef struct rt_dense_ops {
 
 /* Adds forward kernels after the N_AFTER ops AFTER, the loss, backward kernels, the dense
  * gradient AllReduce over GROUP on the comm stream and the optimizer step after it. */
-void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int n_after, rt_group group,
-                       rt_dense_ops *d);
+void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int n_after,
+                       rt_group group, rt_dense_ops *d);
 /* Fills the dense ops' costs on rep R from the tokens of its sampled batch. */
-void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w, const rt_dense_ops *d, int r);
+void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                        const rt_dense_ops *d, int r);
 
 /* Samples rep r trains on this iteration (sequence balancing makes it vary per rank). */
 int rt_plan_rep_batch(const rt_workload *w, int r);

@@ -24,8 +24,9 @@ static double table_cost(const rt_scenario *s, int t)
 {
     const rt_table *tb = &s->model.tables[t];
     rt_len_spec seq = {.kind = RT_LEN_FIXED, .mean = s->model.seq_len};
-    const rt_len_spec *len = tb->sequence ? (s->workload.has_seq_len ? &s->workload.seq_len : &seq)
-                                          : (s->workload.has_pooling ? &s->workload.pooling : &tb->pooling);
+    const rt_len_spec *len = tb->sequence
+                                 ? (s->workload.has_seq_len ? &s->workload.seq_len : &seq)
+                                 : (s->workload.has_pooling ? &s->workload.pooling : &tb->pooling);
     double ids = rt_len_mean(len);
     return (ids > 0 ? ids : 1) * tb->dim;
 }
@@ -60,7 +61,8 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int
     if (m->kind == RT_SHARD_ROW && check_rows(s, ranks, features, n)) return -1;
     m->load = calloc((size_t)ranks, sizeof(double));
     if (!m->load) {
-        fprintf(rt_cfg_err(s->plan.cfg), "sharding: out of memory placing %d tables over %d ranks\n", n, ranks);
+        fprintf(rt_cfg_err(s->plan.cfg),
+                "sharding: out of memory placing %d tables over %d ranks\n", n, ranks);
         return -1;
     }
     if (m->kind == RT_SHARD_ROW) {
@@ -73,7 +75,8 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int
             int t = features ? features[i] : i;
             m->block[t] = (s->model.tables[t].rows + (uint64_t)ranks - 1) / (uint64_t)ranks;
             double c = table_cost(s, t) / ranks;
-            for (int r = 0; r < ranks; r++) m->load[r] += c;
+            for (int r = 0; r < ranks; r++)
+                m->load[r] += c;
         }
         return 0;
     }
@@ -86,10 +89,12 @@ int rt_shard_map_build(const rt_scenario *s, int ranks, const int *features, int
     m->owner = malloc(sizeof(int) * (size_t)T * (size_t)m->col_shards);
     if (!it || !m->owner) {
         free(it);
-        fprintf(rt_cfg_err(s->plan.cfg), "sharding: out of memory placing %d tables over %d ranks\n", n, ranks);
+        fprintf(rt_cfg_err(s->plan.cfg),
+                "sharding: out of memory placing %d tables over %d ranks\n", n, ranks);
         return -1;
     }
-    for (int i = 0; i < T * m->col_shards; i++) m->owner[i] = -1;
+    for (int i = 0; i < T * m->col_shards; i++)
+        m->owner[i] = -1;
     for (int i = 0; i < items; i++) {
         int t = features ? features[i / m->col_shards] : i / m->col_shards;
         it[i] = (lpt_item){table_cost(s, t) / m->col_shards, t * m->col_shards + i % m->col_shards};
@@ -118,14 +123,16 @@ int rt_shard_dim(const rt_shard_map *m, const rt_scenario *s, int t, int r)
 {
     int dim = s->model.tables[t].dim;
     switch (m->kind) {
-    case RT_SHARD_ROW: return m->block[t] && rt_shard_rows(m, s, t, r) ? dim : 0;
+    case RT_SHARD_ROW:
+        return m->block[t] && rt_shard_rows(m, s, t, r) ? dim : 0;
     case RT_SHARD_COLUMN: {
         int w = 0;
         for (int c = 0; c < m->col_shards; c++)
             if (m->owner[t * m->col_shards + c] == r) w += dim / m->col_shards;
         return w;
     }
-    default: return m->owner[t] == r ? dim : 0;
+    default:
+        return m->owner[t] == r ? dim : 0;
     }
 }
 

@@ -10,12 +10,12 @@
 
 typedef struct rt_shard_map {
     rt_sharding kind;
-    int ranks;         /* group size the tables are sharded over */
+    int ranks; /* group size the tables are sharded over */
     int n_tables;
-    int col_shards;    /* column-wise: shards per table (1 otherwise) */
-    int *owner;        /* table-wise: [t]; column-wise: [t * col_shards + c] */
-    uint64_t *block;   /* row-wise: rows per rank for table t (ceil(rows / ranks)) */
-    double *load;      /* per rank: the balancing cost placed on it */
+    int col_shards;  /* column-wise: shards per table (1 otherwise) */
+    int *owner;      /* table-wise: [t]; column-wise: [t * col_shards + c] */
+    uint64_t *block; /* row-wise: rows per rank for table t (ceil(rows / ranks)) */
+    double *load;    /* per rank: the balancing cost placed on it */
 } rt_shard_map;
 
 /* Builds the placement of the tables in FEATURES (all tables when NULL) over RANKS ranks.

@@ -165,7 +165,8 @@ static int sptt_adjust_model(rt_scenario *s, void *opts, FILE *err)
     sptt_opts *o = opts;
     if (o->tm.kind == RT_TM_NONE) return 0;
     if (rt_tm_apply(&s->model, &o->tm, o->tower_of, o->n_towers, NULL, &o->tm_params, err)) {
-        rt_cfg_error(s->plan.cfg, rt_cfg_get_map(s->plan.cfg, s->plan.node, "tower_module", 0, &(int){1}),
+        rt_cfg_error(s->plan.cfg,
+                     rt_cfg_get_map(s->plan.cfg, s->plan.node, "tower_module", 0, &(int){1}),
                      "tower module does not fit the model");
         return -1;
     }
@@ -326,8 +327,8 @@ static void add_forward(const sptt *x, rt_graph *g, const rt_scenario *s, sptt_o
                        &op->bucketize, 1);
     op->lookup =
         kernel(g, "emb.fwd.lookup", RT_K_LOOKUP, ed, "embedding_lookup_global_batch", op->ids_a2a);
-    op->permute =
-        kernel(g, "emb.fwd.peer_permute", RT_K_PEER_PERMUTE, RT_DT_FP32, "peer_permute", op->lookup);
+    op->permute = kernel(g, "emb.fwd.peer_permute", RT_K_PEER_PERMUTE, RT_DT_FP32, "peer_permute",
+                         op->lookup);
     int intra[2], n = 0;
     op->intra_a2a = op->intra_rs = -1;
     if (!x->rowwise || x->has_seq)
@@ -368,8 +369,9 @@ static void add_backward(const sptt *x, rt_graph *g, const rt_scenario *s, int a
     if (op->intra_rs >= 0)
         intra[n++] = op->intra_ag = coll(g, "emb.bwd.intra_allgather", RT_COLL_ALLGATHER, tower,
                                          "intra_tower_gradient_allgather", &op->shuffle_bwd, 1);
-    op->permute_bwd = rt_graph_add_kernel(g, "emb.bwd.peer_permute", RT_STREAM_COMPUTE,
-                                          RT_K_PEER_PERMUTE, RT_DT_FP32, "peer_unpermute", intra, n);
+    op->permute_bwd =
+        rt_graph_add_kernel(g, "emb.bwd.peer_permute", RT_STREAM_COMPUTE, RT_K_PEER_PERMUTE,
+                            RT_DT_FP32, "peer_unpermute", intra, n);
     op->update = kernel(g, "emb.bwd.update", RT_K_SPARSE_UPDATE, s->plan.embedding_dtype,
                         "sparse_update", op->permute_bwd);
     /* Queued after the embedding gradients so the in-order comm stream does not hold them. */

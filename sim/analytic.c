@@ -68,7 +68,7 @@ static void op_error(FILE *err, const rt_graph *g, int op, int rep, const char *
 
 /* max(FLOPs / (peak x eff_flops), bytes / (HBM bw x eff_hbm)) + launch overhead. */
 int rt_analytic_kernel_time(const rt_topology *t, const rt_op *op, const rt_op_cost *c, double *out,
-                       const char **why)
+                            const char **why)
 {
     const rt_device_spec *d = &t->device;
     double compute = 0.0;
@@ -82,9 +82,8 @@ int rt_analytic_kernel_time(const rt_topology *t, const rt_op *op, const rt_op_c
     }
     /* A host-to-device copy moves its bytes over the host link (PCIe), not HBM; the SimGrid
      * engine sends it over the platform's PCIe link, so both engines agree. */
-    double memory = op->kernel == RT_K_H2D
-                        ? t->node.host_latency + c->bytes / t->node.host_bw
-                        : c->bytes / (d->hbm_bw * d->eff_hbm);
+    double memory = op->kernel == RT_K_H2D ? t->node.host_latency + c->bytes / t->node.host_bw
+                                           : c->bytes / (d->hbm_bw * d->eff_hbm);
     *out = fmax(compute, memory) + d->launch_overhead;
     if (!isfinite(*out) || *out < 0) {
         *why = "kernel cost is not a finite non-negative number";

@@ -10,8 +10,8 @@
 static inline int find_op(const rt_graph *g, const char *phase, const char *name, int nth)
 {
     for (int o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->phases[g->ops[o].phase], phase) && (!name || !strcmp(g->ops[o].name, name)) &&
-            nth-- == 0)
+        if (!strcmp(g->phases[g->ops[o].phase], phase) &&
+            (!name || !strcmp(g->ops[o].name, name)) && nth-- == 0)
             return o;
     return -1;
 }
@@ -19,7 +19,8 @@ static inline int find_op(const rt_graph *g, const char *phase, const char *name
 static inline int count_ops(const rt_graph *g, const char *phase)
 {
     int n = 0;
-    while (find_op(g, phase, NULL, n) >= 0) n++;
+    while (find_op(g, phase, NULL, n) >= 0)
+        n++;
     return n;
 }
 

@@ -293,7 +293,8 @@ static void scale(void **state)
             assert_true(r->end[(long)op * 8 + rep] == r->end[(long)op * 8]);
     }
     double last = 0;
-    for (int rep = 0; rep < 8; rep++) last = fmax(last, r->end[(long)(g->n_ops - 1) * 8 + rep]);
+    for (int rep = 0; rep < 8; rep++)
+        last = fmax(last, r->end[(long)(g->n_ops - 1) * 8 + rep]);
     assert_true(r->iteration_time_s == last);
     assert_true(r->iteration_time_s > 0);
     rt_result_free(r);
@@ -310,7 +311,8 @@ static void h2d_uses_host_link(void **state)
     s.topology.node.host_bw = 10e9;
     s.topology.node.host_latency = 5e-6;
     rt_graph *g = rt_graph_new(1, 1, NULL, NULL);
-    int op = rt_graph_add_kernel(g, "input.h2d", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32, "h2d", NULL, 0);
+    int op =
+        rt_graph_add_kernel(g, "input.h2d", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32, "h2d", NULL, 0);
     set_cost(g, op, 0, 0, 1e8);
     rt_result *r = run(&s, g);
     assert_true(fabs(r->end[0] - r->start[0] - (1e-2 + 5e-6 + 1e-6)) < 1e-12);
@@ -321,8 +323,10 @@ static void h2d_uses_host_link(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(critical_path), cmocka_unit_test(h2d_uses_host_link),   cmocka_unit_test(no_overlap), cmocka_unit_test(metrics),
-        cmocka_unit_test(group_instances), cmocka_unit_test(errors),     cmocka_unit_test(scale),
+        cmocka_unit_test(critical_path),   cmocka_unit_test(h2d_uses_host_link),
+        cmocka_unit_test(no_overlap),      cmocka_unit_test(metrics),
+        cmocka_unit_test(group_instances), cmocka_unit_test(errors),
+        cmocka_unit_test(scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

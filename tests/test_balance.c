@@ -84,8 +84,10 @@ static void dynamic_batching_hits_the_target(void **state)
     /* Every rank but the last cuts the stream at the prefix closest to the target: within
      * half of the longest sample. */
     for (int r = 0; r < 7; r++) {
-        assert_true(fabs(rt_balance_rep_tokens(b.scenario, b.workload, r) - target) <= s0.longest / 2);
-        assert_true(fabs(rt_balance_rep_tokens(c.scenario, c.workload, r) - 1500) <= s0.longest / 2);
+        assert_true(fabs(rt_balance_rep_tokens(b.scenario, b.workload, r) - target) <=
+                    s0.longest / 2);
+        assert_true(fabs(rt_balance_rep_tokens(c.scenario, c.workload, r) - 1500) <=
+                    s0.longest / 2);
     }
     assert_true(s1.max < s0.max);
     rt_pipeline_free(&a);
@@ -109,10 +111,12 @@ static double max_wait(const rt_pipeline *p)
     for (int r = 0; r < g->n_reps; r++) {
         double fwd_bwd = 0;
         for (int o = 0; o < g->n_ops; o++)
-            if (!strncmp(g->phases[g->ops[o].phase], "dense.", 6) && g->ops[o].type == RT_OP_KERNEL &&
-                g->ops[o].kernel != RT_K_LOSS && g->ops[o].kernel != RT_K_DENSE_UPDATE)
+            if (!strncmp(g->phases[g->ops[o].phase], "dense.", 6) &&
+                g->ops[o].type == RT_OP_KERNEL && g->ops[o].kernel != RT_K_LOSS &&
+                g->ops[o].kernel != RT_K_DENSE_UPDATE)
                 fwd_bwd += rt_graph_cost(g, o, r)->flops;
-        assert_true(fabs(fwd_bwd - rt_plan_dense_flops(p->scenario, p->workload, r)) <= 1e-9 * fwd_bwd);
+        assert_true(fabs(fwd_bwd - rt_plan_dense_flops(p->scenario, p->workload, r)) <=
+                    1e-9 * fwd_bwd);
         long k = (long)ar * g->n_reps + r;
         wait = fmax(wait, res->start[k] - res->end[(long)last_bwd * g->n_reps + r]);
     }
@@ -150,7 +154,8 @@ static void statistical_balances_representatives(void **state)
 {
     (void)state;
     const char *off[] = {"workload.mode=statistical", "workload.reps=4"};
-    const char *on[] = {"workload.mode=statistical", "workload.reps=4", "plan.balance=token_realloc"};
+    const char *on[] = {"workload.mode=statistical", "workload.reps=4",
+                        "plan.balance=token_realloc"};
     rt_pipeline a, b;
     build(&a, off, 2);
     build(&b, on, 3);

@@ -31,8 +31,10 @@ static void table_wise_bytes(void **state)
     const rt_graph *g = p.graph;
     assert_int_equal(g->world, 4);
     assert_int_equal(g->n_reps, 4);
-    int ids = must_find_op(g, "emb.fwd.ids_a2a", NULL), out = must_find_op(g, "emb.fwd.out_a2a", NULL);
-    int grad = must_find_op(g, "emb.bwd.grad_a2a", NULL), lookup = must_find_op(g, "emb.fwd.lookup", NULL);
+    int ids = must_find_op(g, "emb.fwd.ids_a2a", NULL),
+        out = must_find_op(g, "emb.fwd.out_a2a", NULL);
+    int grad = must_find_op(g, "emb.bwd.grad_a2a", NULL),
+        lookup = must_find_op(g, "emb.fwd.lookup", NULL);
     /* IDs to each owner: b x pooling x 8 bytes, plus one uint32 length per sample. */
     const uint64_t ids_to[4] = {16 * 2 * 8 + 16 * 4, 16 * 3 * 8 + 16 * 4, 16 * 2 * 8 + 16 * 4,
                                 16 * 2 * 8 + 16 * 4};
@@ -65,7 +67,8 @@ static void row_wise_totals_and_symmetry(void **state)
     rt_pipeline p;
     build(&p, sets, 1);
     const rt_graph *g = p.graph;
-    int ids = must_find_op(g, "emb.fwd.ids_a2a", NULL), out = must_find_op(g, "emb.fwd.out_a2a", NULL);
+    int ids = must_find_op(g, "emb.fwd.ids_a2a", NULL),
+        out = must_find_op(g, "emb.fwd.out_a2a", NULL);
     for (int r = 0; r < 4; r++) {
         const rt_op_cost *c = rt_graph_cost(g, ids, r);
         /* All 9 IDs per sample go somewhere; every shard gets every feature's lengths. */
@@ -123,7 +126,8 @@ static void ops_are_topological(void **state)
     rt_pipeline p;
     build(&p, NULL, 0);
     for (int o = 0; o < p.graph->n_ops; o++)
-        for (int d = 0; d < p.graph->ops[o].n_deps; d++) assert_true(rt_graph_deps(p.graph, o)[d] < o);
+        for (int d = 0; d < p.graph->ops[o].n_deps; d++)
+            assert_true(rt_graph_deps(p.graph, o)[d] < o);
     rt_pipeline_free(&p);
 }
 

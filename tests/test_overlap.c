@@ -42,7 +42,8 @@ static void phase_total(const rt_graph *g, const char *phase, double *bytes, int
     for (int o = 0; o < g->n_ops; o++) {
         if (strcmp(g->phases[g->ops[o].phase], phase)) continue;
         (*ops)++;
-        for (int r = 0; r < g->n_reps; r++) *bytes += rt_graph_cost(g, o, r)->bytes;
+        for (int r = 0; r < g->n_reps; r++)
+            *bytes += rt_graph_cost(g, o, r)->bytes;
     }
 }
 
@@ -72,7 +73,8 @@ static void check_window(const rt_graph *g, rt_overlap mode)
             if (starts(g, o, "dense.")) assert_false(starts(g, d[k], "emb.fwd"));
             after_bwd |= starts(g, d[k], "emb.bwd");
         }
-        if (g->ops[o].type == RT_OP_KERNEL && g->ops[o].kernel == RT_K_LOOKUP && starts(g, o, "emb.fwd")) {
+        if (g->ops[o].type == RT_OP_KERNEL && g->ops[o].kernel == RT_K_LOOKUP &&
+            starts(g, o, "emb.fwd")) {
             lookups++;
             assert_true(after_bwd); /* staleness 0 (pipeline) or 1 (semi_async), never more */
         }
@@ -94,12 +96,14 @@ static void every_plan_overlaps(void **state)
         snprintf(name, sizeof name, "plan.name=%s", rt_plans[i]->name);
         const char *sync_sets[] = {name};
         rt_pipeline base;
-        if (rt_pipeline_run(&base, TINY, sync_sets, 1, stderr)) fail_msg("plan %s failed", rt_plans[i]->name);
+        if (rt_pipeline_run(&base, TINY, sync_sets, 1, stderr))
+            fail_msg("plan %s failed", rt_plans[i]->name);
         double t0 = period(&base);
         for (int m = 0; m < 2; m++) {
             const char *sets[] = {name, modes[m]};
             rt_pipeline p;
-            if (rt_pipeline_run(&p, TINY, sets, 2, stderr)) fail_msg("%s %s failed", name, modes[m]);
+            if (rt_pipeline_run(&p, TINY, sets, 2, stderr))
+                fail_msg("%s %s failed", name, modes[m]);
             rt_overlap mode = m ? RT_OVERLAP_SEMI_ASYNC : RT_OVERLAP_PIPELINE;
             same_work(base.graph, p.graph, mode == RT_OVERLAP_PIPELINE);
             check_window(p.graph, mode);

@@ -45,13 +45,16 @@ static void zipf_estimate_matches_exact_sum(void **state)
     const uint64_t n = 1000000;
     const double a = 1.05, m = 100000;
     double h = 0, exact = 0;
-    for (uint64_t k = 1; k <= n; k++) h += pow((double)k, -a);
-    for (uint64_t k = 1; k <= n; k++) exact += -expm1(m * log1p(-pow((double)k, -a) / h));
+    for (uint64_t k = 1; k <= n; k++)
+        h += pow((double)k, -a);
+    for (uint64_t k = 1; k <= n; k++)
+        exact += -expm1(m * log1p(-pow((double)k, -a) / h));
     rt_id_spec z = {RT_DIST_ZIPF, a};
     double est = rt_dedup_expected_unique(z, n, 0, n, m);
     assert_true(fabs(est - exact) / exact < 1e-4);
     /* Ranges add up: the head block and the tail block. */
-    double parts = rt_dedup_expected_unique(z, n, 0, 250000, m) + rt_dedup_expected_unique(z, n, 250000, n, m);
+    double parts =
+        rt_dedup_expected_unique(z, n, 0, 250000, m) + rt_dedup_expected_unique(z, n, 250000, n, m);
     assert_true(fabs(parts - est) / est < 1e-4);
 }
 
@@ -68,7 +71,8 @@ static void zipf_estimate_matches_samples(void **state)
     double mean = 0;
     for (int t = 0; t < 4; t++) {
         gsl_rng_set(rng, 11 + t);
-        for (uint64_t i = 0; i < m; i++) ids[i] = rt_zipf_draw(&z, rng);
+        for (uint64_t i = 0; i < m; i++)
+            ids[i] = rt_zipf_draw(&z, rng);
         mean += (double)rt_dedup_count_sorted(ids, m) / 4;
     }
     double est = rt_dedup_expected_unique((rt_id_spec){RT_DIST_ZIPF, 1.1}, n, 0, n, (double)m);
@@ -85,9 +89,11 @@ static void count_sorted_counts_distinct(void **state)
     /* Long enough for the radix path: 3000 keys, each value i % 700 with big high bits. */
     uint64_t *big = malloc(sizeof(uint64_t) * 3000);
     assert_non_null(big);
-    for (int i = 0; i < 3000; i++) big[i] = ((uint64_t)(i % 700) << 40) | 7;
+    for (int i = 0; i < 3000; i++)
+        big[i] = ((uint64_t)(i % 700) << 40) | 7;
     assert_int_equal(rt_dedup_count_sorted(big, 3000), 700);
-    for (int i = 1; i < 3000; i++) assert_true(big[i - 1] <= big[i]);
+    for (int i = 1; i < 3000; i++)
+        assert_true(big[i - 1] <= big[i]);
     free(big);
 }
 
@@ -96,7 +102,8 @@ static void count_sorted_counts_distinct(void **state)
 static void four_strategies_bytes(void **state)
 {
     (void)state;
-    const char *modes[] = {"plan.dedup=none", "plan.dedup=comm", "plan.dedup=lookup", "plan.dedup=two_stage"};
+    const char *modes[] = {"plan.dedup=none", "plan.dedup=comm", "plan.dedup=lookup",
+                           "plan.dedup=two_stage"};
     /* ID AlltoAll per requester. none: b x pooling x 8 + b x 4 lengths per owner;
      * comm: one ID + one 4-byte count per owner. */
     const double ids_total[] = {448 + 320 + 192, 36, 448 + 320 + 192, 36};
@@ -105,23 +112,27 @@ static void four_strategies_bytes(void **state)
     const double out_rank0[] = {4 * 512, 4 * 32, 4 * 512, 4 * 32};
     /* Lookup on rank 0 (t1): none reads all 192 rows (192 x 8 B IDs + 192 x 32 B rows);
      * lookup reads one key and row, 192 4-byte inverse entries; two_stage gets 4 IDs. */
-    const double lookup_rank0[] = {192 * 8 + 192 * 32 + 2048, 4 * 8 + 4 * 32 + 128, 8 + 4 * 192 + 32 + 2048,
-                                   8 + 4 * 4 + 32 + 128};
+    const double lookup_rank0[] = {192 * 8 + 192 * 32 + 2048, 4 * 8 + 4 * 32 + 128,
+                                   8 + 4 * 192 + 32 + 2048, 8 + 4 * 4 + 32 + 128};
     for (int m = 0; m < 4; m++) {
         rt_pipeline p;
         build(&p, DEDUP, &modes[m], 1);
         const rt_graph *g = p.graph;
-        int ids = find_op(g, "emb.fwd.ids_a2a", NULL, 0), out = find_op(g, "emb.fwd.out_a2a", NULL, 0);
+        int ids = find_op(g, "emb.fwd.ids_a2a", NULL, 0),
+            out = find_op(g, "emb.fwd.out_a2a", NULL, 0);
         int lk = find_op(g, "emb.fwd.lookup", NULL, 0);
-        for (int r = 0; r < 4; r++) assert_true(rt_graph_cost(g, ids, r)->bytes == ids_total[m]);
+        for (int r = 0; r < 4; r++)
+            assert_true(rt_graph_cost(g, ids, r)->bytes == ids_total[m]);
         assert_true(rt_graph_cost(g, out, 0)->bytes == out_rank0[m]);
         assert_true(rt_graph_cost(g, lk, 0)->bytes == lookup_rank0[m]);
         /* One unique kernel per table and stage (no merge). */
         assert_int_equal(count_ops(g, "emb.fwd.unique"), rt_dedup_stage1((rt_dedup_mode)m) ? 3 : 0);
-        assert_int_equal(count_ops(g, "emb.fwd.global_unique"), rt_dedup_stage2((rt_dedup_mode)m) ? 3 : 0);
+        assert_int_equal(count_ops(g, "emb.fwd.global_unique"),
+                         rt_dedup_stage2((rt_dedup_mode)m) ? 3 : 0);
         if (rt_dedup_stage1((rt_dedup_mode)m)) {
             /* t1's unique: 48 IDs in, 1 out: 48 x (8 + 8 + 4) + 8. */
-            assert_true(rt_graph_cost(g, find_op(g, "emb.fwd.unique", NULL, 0), 0)->bytes == 48 * 20 + 8);
+            assert_true(rt_graph_cost(g, find_op(g, "emb.fwd.unique", NULL, 0), 0)->bytes ==
+                        48 * 20 + 8);
         }
         rt_pipeline_free(&p);
     }
@@ -134,12 +145,14 @@ static void comm_dedup_removes_exactly_the_duplicates(void **state)
     rt_pipeline a, b;
     build(&a, DEDUP, none, 1);
     build(&b, DEDUP, comm, 1);
-    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
+    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0),
+        ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     /* Duplicates per requester: 47 of t1, 31 of t2, 15 of t3, 8 bytes each; the per-sample
      * lengths (16 x 4 per table) become one 4-byte count per table. */
     double saved = (47 + 31 + 15) * 8 + 3 * (16 * 4 - 4);
     for (int r = 0; r < 4; r++)
-        assert_true(rt_graph_cost(a.graph, ia, r)->bytes - rt_graph_cost(b.graph, ib, r)->bytes == saved);
+        assert_true(rt_graph_cost(a.graph, ia, r)->bytes - rt_graph_cost(b.graph, ib, r)->bytes ==
+                    saved);
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
 }
@@ -161,7 +174,8 @@ static void merge_encoding_keeps_tables_apart(void **state)
     /* Equal raw IDs of two tables: a unique over encoded IDs counts them twice, one over raw
      * IDs once (the collision the encoding prevents). */
     uint64_t raw[] = {7, 7, 9, 7, 9, 11}, enc[6];
-    for (int i = 0; i < 6; i++) assert_int_equal(rt_merge_encode(i < 3 ? 0 : 1, 2, raw[i], &enc[i]), 0);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(rt_merge_encode(i < 3 ? 0 : 1, 2, raw[i], &enc[i]), 0);
     /* Table 0 holds {7, 9}, table 1 {7, 9, 11}: 2 + 3 distinct keys, 3 distinct raw values. */
     assert_int_equal(rt_dedup_count_sorted(enc, 6), 5);
     assert_int_equal(rt_dedup_count_sorted(raw, 6), 3);
@@ -172,18 +186,23 @@ static void merge_encoding_keeps_tables_apart(void **state)
 static void merge_composes_with_flat(void **state)
 {
     (void)state;
-    const char *plain[] = {"plan.dedup=two_stage"}, *merged[] = {"plan.dedup=two_stage", "plan.merge=true"};
+    const char *plain[] = {"plan.dedup=two_stage"},
+               *merged[] = {"plan.dedup=two_stage", "plan.merge=true"};
     rt_pipeline a, b;
     build(&a, DEDUP, plain, 1);
     build(&b, DEDUP, merged, 2);
     assert_int_equal(count_ops(a.graph, "emb.fwd.unique"), 3);
     assert_int_equal(count_ops(b.graph, "emb.fwd.unique"), 2);
     assert_int_equal(count_ops(b.graph, "emb.fwd.global_unique"), 2);
-    assert_true(rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.unique", NULL, 0), 0)->bytes == 80 * 20 + 2 * 8);
+    assert_true(rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.unique", NULL, 0), 0)->bytes ==
+                80 * 20 + 2 * 8);
     /* Owner-side merged unique on rank 0: 4 t1 IDs arrive (one per requester), t2 lives on
      * rank 1, so 4 in and 1 out. */
-    assert_true(rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.global_unique", NULL, 0), 0)->bytes == 4 * 20 + 8);
-    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
+    assert_true(
+        rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.global_unique", NULL, 0), 0)->bytes ==
+        4 * 20 + 8);
+    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0),
+        ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     assert_true(rt_graph_cost(a.graph, ia, 1)->bytes == rt_graph_cost(b.graph, ib, 1)->bytes);
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
@@ -195,8 +214,11 @@ static void statistical_stage2_tracks_exact(void **state)
     (void)state;
     const char *ex[] = {"plan.dedup=lookup", "plan.sharding=row_wise", "workload.mode=exact",
                         "workload.batch_per_rank=512", "workload.ids={kind: zipf, alpha: 1.05}"};
-    const char *st[] = {"plan.dedup=lookup", "plan.sharding=row_wise", "workload.mode=statistical",
-                        "workload.batch_per_rank=512", "workload.ids={kind: zipf, alpha: 1.05}",
+    const char *st[] = {"plan.dedup=lookup",
+                        "plan.sharding=row_wise",
+                        "workload.mode=statistical",
+                        "workload.batch_per_rank=512",
+                        "workload.ids={kind: zipf, alpha: 1.05}",
                         "workload.reps=4"};
     rt_pipeline a, b;
     build(&a, TINY, ex, 5);
@@ -207,8 +229,10 @@ static void statistical_stage2_tracks_exact(void **state)
     for (int r = 0; r < 4; r++) {
         double ea = 0, eb = 0;
         for (int k = 0; k < n; k++) {
-            ea += rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.global_unique", NULL, k), r)->bytes;
-            eb += rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.global_unique", NULL, k), r)->bytes;
+            ea += rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.global_unique", NULL, k), r)
+                      ->bytes;
+            eb += rt_graph_cost(b.graph, find_op(b.graph, "emb.fwd.global_unique", NULL, k), r)
+                      ->bytes;
         }
         /* The unique's bytes are dominated by the IDs in; compare the distinct rows read. */
         double la = rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.lookup", NULL, 0), r)->bytes;

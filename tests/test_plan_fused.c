@@ -20,7 +20,8 @@
 static double phase_bytes(const rt_graph *g, const char *phase, int r)
 {
     double b = 0;
-    for (int k = 0; k < count_ops(g, phase); k++) b += rt_graph_cost(g, find_op(g, phase, NULL, k), r)->bytes;
+    for (int k = 0; k < count_ops(g, phase); k++)
+        b += rt_graph_cost(g, find_op(g, phase, NULL, k), r)->bytes;
     return b;
 }
 
@@ -35,7 +36,8 @@ static void build(rt_pipeline *p, const char *path, const char *const *sets, int
 static void same_bytes_in_k_messages(void **state)
 {
     (void)state;
-    const char *grouping[] = {"plan.grouping=per_feature", "plan.grouping=spec_groups", "plan.grouping=all"};
+    const char *grouping[] = {"plan.grouping=per_feature", "plan.grouping=spec_groups",
+                              "plan.grouping=all"};
     const int rounds[] = {4, 2, 1};
     for (int i = 0; i < 3; i++) {
         const char *sets[] = {"plan.name=fused", "plan.dedup=none", grouping[i]};
@@ -78,10 +80,12 @@ static void deferred_hash_and_category_message(void **state)
     assert_int_equal(count_ops(a.graph, "emb.fwd.category_a2a"), 0);
     assert_int_equal(count_ops(b.graph, "emb.fwd.hash"), 1);
     assert_int_equal(count_ops(b.graph, "emb.fwd.category_a2a"), 1);
-    int ha = find_op(a.graph, "emb.fwd.hash", NULL, 0), hb = find_op(b.graph, "emb.fwd.hash", NULL, 0);
-    int ids_a = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ids_b = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
-    assert_true(ha > ids_a);             /* on the owner, after the IDs arrive */
-    assert_true(hb < ids_b);             /* on the sender, before they leave */
+    int ha = find_op(a.graph, "emb.fwd.hash", NULL, 0),
+        hb = find_op(b.graph, "emb.fwd.hash", NULL, 0);
+    int ids_a = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0),
+        ids_b = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
+    assert_true(ha > ids_a); /* on the owner, after the IDs arrive */
+    assert_true(hb < ids_b); /* on the sender, before they leave */
     assert_true(hb < find_op(b.graph, "emb.fwd.unique", NULL, 0));
     int cat = find_op(b.graph, "emb.fwd.category_a2a", NULL, 0);
     for (int r = 0; r < 4; r++) {
@@ -89,7 +93,8 @@ static void deferred_hash_and_category_message(void **state)
         assert_true(rt_graph_cost(b.graph, hb, r)->bytes == 112 * 16);
         /* One 4-byte count per feature to each of a's, b's and c's owners. */
         assert_true(rt_graph_cost(b.graph, cat, r)->bytes == 12);
-        assert_true(rt_graph_cost(a.graph, ids_a, r)->bytes == rt_graph_cost(b.graph, ids_b, r)->bytes + 12);
+        assert_true(rt_graph_cost(a.graph, ids_a, r)->bytes ==
+                    rt_graph_cost(b.graph, ids_b, r)->bytes + 12);
         /* Owner: every received ID read and hashed: received bytes less the counts, / 8. */
         const rt_op_cost *in = rt_graph_cost(a.graph, ids_a, r);
         double counts = r == 0 ? 0 : 4 * 4; /* the owner of one of a, b, c gets 4 counts */
@@ -115,10 +120,12 @@ static void dedup_composes_with_fused(void **state)
     for (int r = 0; r < 4; r++) {
         assert_true(phase_bytes(a.graph, "emb.fwd.ids_a2a", r) == 36);
         assert_true(phase_bytes(b.graph, "emb.fwd.ids_a2a", r) == 36);
-        assert_true(phase_bytes(a.graph, "emb.fwd.out_a2a", r) == phase_bytes(b.graph, "emb.fwd.out_a2a", r));
+        assert_true(phase_bytes(a.graph, "emb.fwd.out_a2a", r) ==
+                    phase_bytes(b.graph, "emb.fwd.out_a2a", r));
     }
     /* Group {t1, t2}: 48 + 32 IDs in, 2 distinct keys out. */
-    assert_true(rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.unique", NULL, 0), 0)->bytes == 80 * 20 + 2 * 8);
+    assert_true(rt_graph_cost(a.graph, find_op(a.graph, "emb.fwd.unique", NULL, 0), 0)->bytes ==
+                80 * 20 + 2 * 8);
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
 }
@@ -136,7 +143,8 @@ static void merge_composes_with_fused(void **state)
     assert_int_equal(count_ops(a.graph, "emb.fwd.hash"), 0);
     assert_int_equal(count_ops(b.graph, "emb.fwd.ids_a2a"), 2);
     for (int r = 0; r < 4; r++)
-        assert_true(phase_bytes(a.graph, "emb.fwd.ids_a2a", r) == phase_bytes(b.graph, "emb.fwd.ids_a2a", r));
+        assert_true(phase_bytes(a.graph, "emb.fwd.ids_a2a", r) ==
+                    phase_bytes(b.graph, "emb.fwd.ids_a2a", r));
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
 }
@@ -164,7 +172,8 @@ static void ops_are_topological(void **state)
     rt_pipeline p;
     build(&p, TINY, sets, 3);
     for (int o = 0; o < p.graph->n_ops; o++)
-        for (int d = 0; d < p.graph->ops[o].n_deps; d++) assert_true(rt_graph_deps(p.graph, o)[d] < o);
+        for (int d = 0; d < p.graph->ops[o].n_deps; d++)
+            assert_true(rt_graph_deps(p.graph, o)[d] < o);
     rt_pipeline_free(&p);
 }
 

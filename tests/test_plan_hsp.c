@@ -3,9 +3,9 @@
  * value) pairs); one group is flat; a plan that does not fit HBM is refused with its numbers.
  *
  * tests/data/hsp-tiny.yaml: 2 nodes x 2 devices, b = 16, 8-byte IDs, fp32, the default group
- * size of one node (I = 2, M = 2 groups {0,1}, {2,3}). Greedy placement over a group by mean IDs x dim:
- * b (40 x 16 = 640) -> index 0; c (50 x 4 = 200) -> index 1; a (2 x 8 = 16) -> index 1.
- * Every rank draws every row of a (1 row), b (2 rows) and c (3 rows). */
+ * size of one node (I = 2, M = 2 groups {0,1}, {2,3}). Greedy placement over a group by mean IDs x
+ * dim: b (40 x 16 = 640) -> index 0; c (50 x 4 = 200) -> index 1; a (2 x 8 = 16) -> index 1. Every
+ * rank draws every row of a (1 row), b (2 rows) and c (3 rows). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,7 +71,8 @@ static void dense_sync_allreduces_union_rows(void **state)
     assert_int_equal(g->ops[sync].group.stride, 2);
     /* Index 0 holds b: 2 rows x 16 x 4 B; index 1 holds c and a: (3 x 4 + 1 x 8) x 4 B. */
     const double bytes[2] = {128, 80};
-    for (int r = 0; r < 4; r++) assert_true(rt_graph_cost(g, sync, r)->bytes == bytes[r % 2]);
+    for (int r = 0; r < 4; r++)
+        assert_true(rt_graph_cost(g, sync, r)->bytes == bytes[r % 2]);
     /* The update waits for the sync. */
     int up = find_op(g, "emb.bwd.update", NULL, 0);
     assert_int_equal(rt_graph_deps(g, up)[0], sync);
@@ -90,7 +91,8 @@ static void sparse_sync_allgathers_pairs(void **state)
     /* Each of the 2 groups contributes its touched rows as (8-byte index, fp32 row):
      * index 0: 2 x (2 x 8 + 32 x 4); index 1: 2 x (4 x 8 + 20 x 4). */
     const double bytes[2] = {288, 224};
-    for (int r = 0; r < 4; r++) assert_true(rt_graph_cost(g, sync, r)->bytes == bytes[r % 2]);
+    for (int r = 0; r < 4; r++)
+        assert_true(rt_graph_cost(g, sync, r)->bytes == bytes[r % 2]);
     rt_pipeline_free(&p);
 }
 
@@ -116,11 +118,12 @@ static void one_group_is_flat(void **state)
     build(&a, h, 1);
     build(&b, f, 1);
     assert_int_equal(find_op(a.graph, "emb.bwd.cross_group_sync", NULL, 0), -1);
-    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0), ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
+    int ia = find_op(a.graph, "emb.fwd.ids_a2a", NULL, 0),
+        ib = find_op(b.graph, "emb.fwd.ids_a2a", NULL, 0);
     assert_int_equal(a.graph->ops[ia].group.size, 4);
     for (int r = 0; r < 4; r++)
-        assert_memory_equal(rt_graph_cost(a.graph, ia, r)->send, rt_graph_cost(b.graph, ib, r)->send,
-                            4 * sizeof(uint64_t));
+        assert_memory_equal(rt_graph_cost(a.graph, ia, r)->send,
+                            rt_graph_cost(b.graph, ib, r)->send, 4 * sizeof(uint64_t));
     rt_pipeline_free(&a);
     rt_pipeline_free(&b);
 }
@@ -151,7 +154,8 @@ static void bad_group_sizes_are_refused(void **state)
 static void memory_refusal_names_the_numbers(void **state)
 {
     (void)state;
-    const char *warn[] = {"topology.device.hbm=1MB", "workload.batch_per_rank=1024", "plan.memory=warn"};
+    const char *warn[] = {"topology.device.hbm=1MB", "workload.batch_per_rank=1024",
+                          "plan.memory=warn"};
     const double b = 1024, to0 = b * (40 * 8 + 4), to1 = b * (52 * 8 + 8);
     const double emb0 = b * 16 * 4, emb1 = b * 12 * 4;
     char *buf = NULL;
@@ -165,7 +169,8 @@ static void memory_refusal_names_the_numbers(void **state)
     assert_true(m.weights == 545 * 20);
     assert_true(m.negatives == 0 && m.overlap == 0);
     for (int r = 0; r < 4; r += 2) {
-        double sparse = p.graph->peak_hbm_bytes[r] - m.weights - rt_plan_activation_memory(p.scenario, p.workload, r);
+        double sparse = p.graph->peak_hbm_bytes[r] - m.weights -
+                        rt_plan_activation_memory(p.scenario, p.workload, r);
         assert_true(sparse == 128 + (to0 + to1) + 2 * to0 + 2 * (2 * emb0 + emb0 + emb1) + 128);
     }
     assert_true(m.total > m.capacity);
@@ -175,7 +180,8 @@ static void memory_refusal_names_the_numbers(void **state)
     free(buf);
 
     char want[128];
-    snprintf(want, sizeof want, "needs %.4g GB of HBM on rank %d but device", m.total / 1e9, m.rank);
+    snprintf(want, sizeof want, "needs %.4g GB of HBM on rank %d but device", m.total / 1e9,
+             m.rank);
     buf = NULL;
     err = open_memstream(&buf, &len);
     assert_int_equal(rt_pipeline_run(&p, HSP, warn, 2, err), -1);

@@ -31,9 +31,12 @@ static void step_bytes(void **state)
     rt_pipeline p;
     build(&p, SPTT, NULL, 0);
     const rt_graph *g = p.graph;
-    int ids = must_find_op(g, "emb.fwd.global_ids_a2a", NULL), intra = must_find_op(g, "emb.fwd.intra_a2a", NULL);
-    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL), lookup = must_find_op(g, "emb.fwd.lookup", NULL);
-    int pgrad = must_find_op(g, "emb.bwd.peer_a2a", NULL), igrad = must_find_op(g, "emb.bwd.intra_a2a", NULL);
+    int ids = must_find_op(g, "emb.fwd.global_ids_a2a", NULL),
+        intra = must_find_op(g, "emb.fwd.intra_a2a", NULL);
+    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL),
+        lookup = must_find_op(g, "emb.fwd.lookup", NULL);
+    int pgrad = must_find_op(g, "emb.bwd.peer_a2a", NULL),
+        igrad = must_find_op(g, "emb.bwd.intra_a2a", NULL);
     assert_int_equal(g->ops[ids].group.size, 4);
     assert_int_equal(g->ops[intra].group.size, 2);
     assert_int_equal(g->ops[intra].group.stride, 1);
@@ -74,7 +77,8 @@ static void same_dense_input_as_flat(void **state)
     rt_pipeline a, b;
     build(&a, TINY, fl, 1);
     build(&b, TINY, sp, 3);
-    int out = must_find_op(a.graph, "emb.fwd.out_a2a", NULL), peer = must_find_op(b.graph, "emb.fwd.peer_a2a", NULL);
+    int out = must_find_op(a.graph, "emb.fwd.out_a2a", NULL),
+        peer = must_find_op(b.graph, "emb.fwd.peer_a2a", NULL);
     for (int r = 0; r < 4; r++)
         assert_true(rt_graph_cost(a.graph, out, r)->recv_bytes ==
                     rt_graph_cost(b.graph, peer, r)->recv_bytes);
@@ -95,8 +99,10 @@ static void tower_module_linear(void **state)
     build(&p, SPTT, sets, 1);
     const rt_graph *g = p.graph;
     const rt_model *m = &p.scenario->model;
-    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL), tm = must_find_op(g, "dense.tm_fwd", NULL);
-    int tar = must_find_op(g, "dense.tm_allreduce", NULL), ar = must_find_op(g, "dense.allreduce", NULL);
+    int peer = must_find_op(g, "emb.fwd.peer_a2a", NULL),
+        tm = must_find_op(g, "dense.tm_fwd", NULL);
+    int tar = must_find_op(g, "dense.tm_allreduce", NULL),
+        ar = must_find_op(g, "dense.allreduce", NULL);
     for (int r = 0; r < 4; r++)
         for (int i = 0; i < 2; i++)
             assert_int_equal(rt_graph_cost(g, peer, r)->send[i], 16 * 2 * 8 * 4 / 2);
@@ -142,7 +148,8 @@ static void hosts_per_tower(void **state)
     rt_pipeline p;
     build(&p, SPTT, sets, 3);
     const rt_graph *g = p.graph;
-    int intra = must_find_op(g, "emb.fwd.intra_a2a", NULL), peer = must_find_op(g, "emb.fwd.peer_a2a", NULL);
+    int intra = must_find_op(g, "emb.fwd.intra_a2a", NULL),
+        peer = must_find_op(g, "emb.fwd.peer_a2a", NULL);
     assert_int_equal(g->ops[intra].group.size, 4);
     assert_int_equal(g->ops[peer].group.size, 2);
     assert_int_equal(g->ops[peer].group.stride, 4);

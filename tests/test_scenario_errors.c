@@ -49,7 +49,8 @@ static const char *write_scenario(const char *text)
 
 /* Loads TEXT (with SETS), configures its plan, expects failure and a message that contains
  * every string in EXPECT (NULL-terminated). */
-static void expect_error(const char *text, const char *const *sets, int n_sets, const char *const *expect)
+static void expect_error(const char *text, const char *const *sets, int n_sets,
+                         const char *const *expect)
 {
     const char *path = write_scenario(text);
     char *buf = NULL;
@@ -116,18 +117,20 @@ static void unknown_unit(void **state)
 {
     (void)state;
     const char *e[] = {NULL, "key 'topology.scale_out.nic_bw'", "unknown unit", "Gbps", NULL};
-    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
-                 "  scale_out: {nic_bw: 400Gbs}\nplan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
-                 NULL, 0, (e[0] = at(7, 23), e));
+    expect_error(
+        "name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+        "  scale_out: {nic_bw: 400Gbs}\nplan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+        NULL, 0, (e[0] = at(7, 23), e));
 }
 
 static void missing_unit(void **state)
 {
     (void)state;
     const char *e[] = {NULL, "missing unit", NULL};
-    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
-                 "  scale_out:\n    nic_latency: 2\nplan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
-                 NULL, 0, (e[0] = at(8, 18), e));
+    expect_error(
+        "name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+        "  scale_out:\n    nic_latency: 2\nplan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+        NULL, 0, (e[0] = at(8, 18), e));
 }
 
 static void unknown_enum(void **state)
@@ -189,16 +192,18 @@ static void unsupported_precision(void **state)
 {
     (void)state;
     const char *e[] = {NULL, "dense precision fp8 is not supported by device", NULL};
-    const char *text = "name: x\nmodel:\n  file: " RT_SOURCE_DIR "/tests/data/tiny-model.yaml\n"
-                       "topology:\n  file: " RT_SOURCE_DIR "/topologies/dgx-v100.yaml\n  nodes: 1\n"
-                       "plan: {name: flat, precision: {dense: fp8}}\nworkload: {batch_per_rank: 16}\n";
+    const char *text =
+        "name: x\nmodel:\n  file: " RT_SOURCE_DIR "/tests/data/tiny-model.yaml\n"
+        "topology:\n  file: " RT_SOURCE_DIR "/topologies/dgx-v100.yaml\n  nodes: 1\n"
+        "plan: {name: flat, precision: {dense: fp8}}\nworkload: {batch_per_rank: 16}\n";
     expect_error(text, NULL, 0, (e[0] = at(7, 8), e));
 }
 
 static void yaml_syntax_error(void **state)
 {
     (void)state;
-    const char *e[] = {"s.yaml:3:1: error: flow sequence without a closing bracket", "not valid YAML", NULL};
+    const char *e[] = {"s.yaml:3:1: error: flow sequence without a closing bracket",
+                       "not valid YAML", NULL};
     expect_error("name: x\nmodel: [unclosed\n", NULL, 0, e);
 }
 
@@ -219,7 +224,8 @@ static void error_in_model_file_names_that_file(void **state)
     FILE *f = fopen(model, "w");
     assert_non_null(f);
     fputs("name: m\nsource: t\ndense_features: 4\ntables:\n  - {name: a, rows: 10, dim: -8}\n"
-          "layers:\n  - {type: mlp, name: top, sizes: [1]}\n", f);
+          "layers:\n  - {type: mlp, name: top, sizes: [1]}\n",
+          f);
     fclose(f);
     char want[400];
     snprintf(want, sizeof want, "%s:5:30: key 'tables.0.dim'", model);
@@ -258,7 +264,7 @@ static void set_override_applies(void **state)
     rt_scenario *s = rt_scenario_load(path, sets, 4, stderr);
     assert_non_null(s);
     assert_int_equal(s->topology.nodes, 64);
-    assert_true(s->topology.net.nic_bw == 100e9); /* 800 Gb/s = 100 GB/s */
+    assert_true(s->topology.net.nic_bw == 100e9);       /* 800 Gb/s = 100 GB/s */
     assert_true(s->topology.node.scale_up_bw == 450e9); /* untouched file value */
     assert_int_equal(s->workload.has_ids, 1);
     assert_true(s->workload.ids.alpha == 1.2);
@@ -306,7 +312,8 @@ static void memory_policy_unknown(void **state)
 static void hsp_group_across_node_boundaries(void **state)
 {
     (void)state;
-    const char *e[] = {NULL, "key 'plan.group_size'", "neither a multiple nor a divisor of the 8 devices", NULL};
+    const char *e[] = {NULL, "key 'plan.group_size'",
+                       "neither a multiple nor a divisor of the 8 devices", NULL};
     expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 3\n"
                  "plan: {name: hsp, group_size: 12}\nworkload: {batch_per_rank: 16}\n",
                  NULL, 0, (e[0] = at(7, 31), e));

@@ -1,9 +1,9 @@
 /* Units parse exactly as SimGrid platform files write them, and nothing else parses. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -18,7 +18,10 @@ static double ok(const char *text, rt_unit_kind kind)
 }
 
 /* Unit factors multiply in floating point: 600 x 1e-9 need not be the literal 600e-9. */
-static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * fabs(b);
+}
 
 static void rejected(const char *text, rt_unit_kind kind, const char *why)
 {
@@ -79,7 +82,8 @@ static void sizes(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(bandwidth), cmocka_unit_test(time_flops_bytes),
-                                       cmocka_unit_test(strict), cmocka_unit_test(sizes)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(bandwidth),
+                                       cmocka_unit_test(time_flops_bytes), cmocka_unit_test(strict),
+                                       cmocka_unit_test(sizes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

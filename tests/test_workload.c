@@ -1,10 +1,10 @@
 /* Workload sampling: seeded and reproducible, a rank's batch independent of the sampling
  * mode, Zipf frequencies follow k^-alpha without a table, lengths follow their spec. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +42,8 @@ static void reproducible_and_mode_independent(void **state)
         assert_memory_equal(x->ids, y->ids, x->n_ids * sizeof(uint64_t));
         assert_memory_equal(x->ids, z->ids, x->n_ids * sizeof(uint64_t));
         /* Different ranks draw different IDs. */
-        assert_true(memcmp(x->ids, rt_workload_batch(a, 1, f)->ids, x->n_ids * sizeof(uint64_t)) != 0);
+        assert_true(memcmp(x->ids, rt_workload_batch(a, 1, f)->ids, x->n_ids * sizeof(uint64_t)) !=
+                    0);
     }
     rt_workload_free(a), rt_workload_free(b), rt_workload_free(c);
 }
@@ -56,7 +57,8 @@ static void pooling_follows_the_model(void **state)
     for (int f = 0; f < 4; f++) {
         const rt_feature_batch *fb = rt_workload_batch(w, 0, f);
         assert_int_equal(fb->n_ids, expect[f]);
-        for (uint64_t i = 0; i < fb->n_ids; i++) assert_true(fb->ids[i] < 1000);
+        for (uint64_t i = 0; i < fb->n_ids; i++)
+            assert_true(fb->ids[i] < 1000);
     }
     rt_workload_free(w);
 }
@@ -64,8 +66,9 @@ static void pooling_follows_the_model(void **state)
 static void lognormal_lengths_clamped(void **state)
 {
     (void)state;
-    const char *sets[] = {"workload.pooling={kind: lognormal, mean: 20, sigma: 0.8, min: 1, max: 60}",
-                          "workload.batch_per_rank=4000"};
+    const char *sets[] = {
+        "workload.pooling={kind: lognormal, mean: 20, sigma: 0.8, min: 1, max: 60}",
+        "workload.batch_per_rank=4000"};
     rt_workload *w = sample(sets, 2);
     const rt_feature_batch *fb = rt_workload_batch(w, 0, 0);
     double sum = 0;
@@ -98,11 +101,13 @@ static void zipf_frequencies(void **state)
     assert_true(fabs((double)count[0] / count[3] - pow(4, alpha)) < 0.2);
     /* P(0) = 1 / H(n, alpha), the generalized harmonic number, summed directly. */
     double h = 0;
-    for (long k = 1; k <= 1000000; k++) h += pow((double)k, -alpha);
+    for (long k = 1; k <= 1000000; k++)
+        h += pow((double)k, -alpha);
     assert_true(fabs((double)count[0] / N - 1 / h) < 0.004);
     /* A vocabulary of 2^50 needs no table. */
     rt_zipf_init(&z, (uint64_t)1 << 50, 1.2);
-    for (int i = 0; i < 1000; i++) assert_true(rt_zipf_draw(&z, rng) < ((uint64_t)1 << 50));
+    for (int i = 0; i < 1000; i++)
+        assert_true(rt_zipf_draw(&z, rng) < ((uint64_t)1 << 50));
     gsl_rng_free(rng);
 }
 

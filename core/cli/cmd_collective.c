@@ -165,7 +165,8 @@ static rt_graph *one_op_graph(const coll_args *a, int world)
         uint64_t per_peer = (uint64_t)(a->bytes / world);
         c->send = rt_graph_peer_bytes(g, world);
         c->recv = rt_graph_peer_bytes(g, world);
-        for (int k = 0; k < world; k++) c->send[k] = c->recv[k] = per_peer;
+        for (int k = 0; k < world; k++)
+            c->send[k] = c->recv[k] = per_peer;
         c->bytes = c->recv_bytes = (double)per_peer * world;
     }
     return g;

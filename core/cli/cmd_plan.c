@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "json.h"
-#include "cli_args.h"
 #include "memory.h"
 #include "pipeline.h"
 
@@ -13,14 +13,15 @@ enum { MAX_SETS = 256 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: rectwin plan SCENARIO [--set path.to.key=value]... [--json]\n"
-               "\n"
-               "Prints the model's FLOPs per sample (forward, backward, train = forward + backward,\n"
-               "dense part), its dense and embedding parameters, and the op graph: ops per phase\n"
-               "with their FLOPs and bytes (kernels: minimum HBM bytes; collectives: bytes sent),\n"
-               "summed over all ranks and per rank.\n"
-               "  --set K=V   override any scenario key (repeatable)\n"
-               "  --json      one JSON object instead of text\n");
+    fprintf(f,
+            "usage: rectwin plan SCENARIO [--set path.to.key=value]... [--json]\n"
+            "\n"
+            "Prints the model's FLOPs per sample (forward, backward, train = forward + backward,\n"
+            "dense part), its dense and embedding parameters, and the op graph: ops per phase\n"
+            "with their FLOPs and bytes (kernels: minimum HBM bytes; collectives: bytes sent),\n"
+            "summed over all ranks and per rank.\n"
+            "  --set K=V   override any scenario key (repeatable)\n"
+            "  --json      one JSON object instead of text\n");
 }
 
 typedef struct phase_total {
@@ -121,7 +122,8 @@ static void print_text(const rt_pipeline *p, const phase_total *t)
            s->topology.nodes, s->topology.name, g->world, s->plan.name);
     printf("\nmodel: %d tables, %d layers%s\n", m->n_tables, m->n_layers,
            m->seq_len ? " (costs at the nominal seq_len)" : "");
-    printf("  %-16s %-6s %14s %14s %14s\n", "layer", "type", "fwd FLOP/smp", "bwd FLOP/smp", "params");
+    printf("  %-16s %-6s %14s %14s %14s\n", "layer", "type", "fwd FLOP/smp", "bwd FLOP/smp",
+           "params");
     for (int l = 0; l < m->n_layers; l++) {
         const rt_layer *ly = &m->layers[l];
         printf("  %-16s %-6s %14.4g %14.4g %14.4g\n", ly->name, rt_layer_kind_names[ly->kind],
@@ -132,10 +134,11 @@ static void print_text(const rt_pipeline *p, const phase_total *t)
     printf("  parameters: dense %.6g, embedding %.6g\n", m->dense_params, m->embedding_params);
     printf("\nop graph: %d ops per rank, workload %s (%d representative ranks), built in %.3f s\n",
            g->n_ops, p->workload->exact ? "exact" : "statistical", g->n_reps, p->build_s);
-    printf("  %-20s %4s %14s %14s %14s\n", "phase", "ops", "FLOPs (all)", "bytes (all)", "bytes/rank");
+    printf("  %-20s %4s %14s %14s %14s\n", "phase", "ops", "FLOPs (all)", "bytes (all)",
+           "bytes/rank");
     for (int i = 0; i < g->n_phases; i++)
-        printf("  %-20s %4d %14.4g %14.4g %14.4g\n", g->phases[i], t[i].ops, t[i].flops,
-               t[i].bytes, t[i].bytes / g->world);
+        printf("  %-20s %4d %14.4g %14.4g %14.4g\n", g->phases[i], t[i].ops, t[i].flops, t[i].bytes,
+               t[i].bytes / g->world);
     rt_memory_report mem;
     rt_memory_report_of(g, s, p->workload, &mem);
     printf("\nmemory (plan.memory: %s)\n", rt_memory_policy_names[s->plan.memory]);
@@ -155,7 +158,8 @@ int rt_cmd_plan(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "--json")) json = 1;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
         else if (argv[i][0] == '-' || path) {
             fprintf(stderr, "rectwin plan: unexpected argument '%s'\n", argv[i]);
             usage(stderr);
@@ -179,8 +183,10 @@ int rt_cmd_plan(int argc, char **argv)
         return 1;
     }
     phase_totals(p.graph, t);
-    if (json) print_json(&p, t);
-    else print_text(&p, t);
+    if (json)
+        print_json(&p, t);
+    else
+        print_text(&p, t);
     free(t);
     rt_pipeline_free(&p);
     return 0;

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "engines.h"
-#include "cli_args.h"
 #include "pipeline.h"
 #include "result.h"
 
@@ -13,12 +13,14 @@ enum { MAX_SETS = 256 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: rectwin sim SCENARIO [--engine NAME] [--out DIR] [--set path.to.key=value]...\n"
-               "\n"
-               "Predicts one training iteration and writes DIR/summary.json, DIR/ops.csv and\n"
-               "DIR/trace.json (Chrome trace: open it in https://ui.perfetto.dev).\n"
-               "  --engine NAME  simulation engine (default: the first listed):");
-    for (int i = 0; rt_engines[i]; i++) fprintf(f, " %s", rt_engines[i]->name);
+    fprintf(f,
+            "usage: rectwin sim SCENARIO [--engine NAME] [--out DIR] [--set path.to.key=value]...\n"
+            "\n"
+            "Predicts one training iteration and writes DIR/summary.json, DIR/ops.csv and\n"
+            "DIR/trace.json (Chrome trace: open it in https://ui.perfetto.dev).\n"
+            "  --engine NAME  simulation engine (default: the first listed):");
+    for (int i = 0; rt_engines[i]; i++)
+        fprintf(f, " %s", rt_engines[i]->name);
     fprintf(f, "\n"
                "  --out DIR      result directory (default results/<scenario>/<engine>/)\n"
                "  --set K=V      override any scenario key (repeatable)\n"
@@ -50,7 +52,8 @@ int rt_cmd_sim(int argc, char **argv)
                 out = argv[++i];
             } else if (!(engine = rt_engine_find(argv[++i]))) {
                 fprintf(stderr, "rectwin sim: unknown engine '%s'; allowed:", argv[i]);
-                for (int k = 0; rt_engines[k]; k++) fprintf(stderr, " %s", rt_engines[k]->name);
+                for (int k = 0; rt_engines[k]; k++)
+                    fprintf(stderr, " %s", rt_engines[k]->name);
                 fputc('\n', stderr);
                 return 2;
             }
@@ -77,12 +80,15 @@ int rt_cmd_sim(int argc, char **argv)
     double engine_s = rt_pipeline_now() - t0;
     rt_result_finish(r, p.scenario);
     char dir[4096];
-    if (out) snprintf(dir, sizeof dir, "%s", out);
-    else snprintf(dir, sizeof dir, "results/%s/%s", p.scenario->name, engine->name);
+    if (out)
+        snprintf(dir, sizeof dir, "%s", out);
+    else
+        snprintf(dir, sizeof dir, "results/%s/%s", p.scenario->name, engine->name);
     if (rt_result_write(r, p.scenario, dir, stderr)) goto done;
     if (!quiet) {
         rt_result_print(r, p.scenario, stdout);
-        printf("\nwall time: build %.3f s, engine %.3f s; results in %s/\n", p.build_s, engine_s, dir);
+        printf("\nwall time: build %.3f s, engine %.3f s; results in %s/\n", p.build_s, engine_s,
+               dir);
     }
     rc = 0;
 done:

@@ -6,18 +6,18 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: rectwin COMMAND [options]\n"
-            "\n"
-            "commands:\n"
-            "  plan SCENARIO        model cost and op-graph summary of a scenario\n"
-            "  sim SCENARIO         predict one training iteration (summary.json, ops.csv, trace.json)\n"
-            "  collective           predict one collective as nccl-tests reports it\n"
-            "  platform TOPOLOGY    write the SimGrid platform of a topology (XML)\n"
-            "  partition            Tower Partitioner: features into balanced towers (sptt)\n"
-            "\n"
-            "Every scenario key can be overridden: --set path.to.key=value (repeatable).\n"
-            "Run 'rectwin COMMAND --help' for a command's options.\n");
+    fprintf(f, "usage: rectwin COMMAND [options]\n"
+               "\n"
+               "commands:\n"
+               "  plan SCENARIO        model cost and op-graph summary of a scenario\n"
+               "  sim SCENARIO         predict one training iteration (summary.json, ops.csv, "
+               "trace.json)\n"
+               "  collective           predict one collective as nccl-tests reports it\n"
+               "  platform TOPOLOGY    write the SimGrid platform of a topology (XML)\n"
+               "  partition            Tower Partitioner: features into balanced towers (sptt)\n"
+               "\n"
+               "Every scenario key can be overridden: --set path.to.key=value (repeatable).\n"
+               "Run 'rectwin COMMAND --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv)
@@ -40,6 +40,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "collective")) return rt_cmd_collective(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform")) return rt_cmd_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "partition")) return rt_cmd_partition(argc - 1, argv + 1);
-    fprintf(stderr, "rectwin: unknown command '%s'; allowed: plan, sim, collective, platform, partition\n", cmd);
+    fprintf(stderr,
+            "rectwin: unknown command '%s'; allowed: plan, sim, collective, platform, partition\n",
+            cmd);
     return 2;
 }

@@ -136,8 +136,8 @@ int main(void)
     test_hand_example(&t);
     /* Dims 8..136 in steps the vectorized pooling path tiles differently (8, 16, 24, 40, 64,
      * 72, 136) and others only the portable loop takes (1, 3, 129). */
-    const int64_t shapes[][3] = {{1, 1, 1},    {1, 64, 5},   {7, 3, 11},    {1000, 64, 257},
-                                 {97, 129, 33}, {53, 8, 9},   {64, 16, 17},  {40, 24, 6},
+    const int64_t shapes[][3] = {{1, 1, 1},     {1, 64, 5},    {7, 3, 11},    {1000, 64, 257},
+                                 {97, 129, 33}, {53, 8, 9},    {64, 16, 17},  {40, 24, 6},
                                  {33, 40, 12},  {200, 72, 31}, {300, 136, 19}};
     const rt_kdtype dts[] = {RT_KDT_FP32, RT_KDT_FP16, RT_KDT_BF16};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
