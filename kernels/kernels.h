@@ -14,6 +14,7 @@
 #ifndef RT_KERNELS_H
 #define RT_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +86,24 @@ typedef struct {
     float *s0;
     float *s1;
 } rt_kopt_state;
+
+/* Whether OPT is usable with state ST: the state slots its kind needs are there and Adam's
+ * step and betas are in range. Both backends check it before an update. */
+static inline bool rt_kopt_valid(const rt_kopt *opt, rt_kopt_state st)
+{
+    if (!opt) return false;
+    switch (opt->kind) {
+    case RT_KOPT_SGD:
+        return true;
+    case RT_KOPT_ADAGRAD:
+    case RT_KOPT_ROWWISE_ADAGRAD:
+        return st.s0 != NULL;
+    case RT_KOPT_ADAM:
+        return st.s0 && st.s1 && opt->step >= 1 && opt->beta1 >= 0 && opt->beta1 < 1 &&
+               opt->beta2 >= 0 && opt->beta2 < 1;
+    }
+    return false;
+}
 
 /* Number of floats of state slot `which` (0 or 1) for a rows x dim table. */
 int64_t rt_kopt_state_len(rt_koptim kind, int which, int64_t rows, int64_t dim);

@@ -20,22 +20,6 @@ int64_t rt_kopt_state_len(rt_koptim kind, int which, int64_t rows, int64_t dim)
     return 0;
 }
 
-static bool opt_ok(const rt_kopt *opt, rt_kopt_state st)
-{
-    if (!opt) return false;
-    switch (opt->kind) {
-    case RT_KOPT_SGD:
-        return true;
-    case RT_KOPT_ADAGRAD:
-    case RT_KOPT_ROWWISE_ADAGRAD:
-        return st.s0 != NULL;
-    case RT_KOPT_ADAM:
-        return st.s0 && st.s1 && opt->step >= 1 && opt->beta1 >= 0 && opt->beta1 < 1 &&
-               opt->beta2 >= 0 && opt->beta2 < 1;
-    }
-    return false;
-}
-
 /* Applies one optimizer step with gradient g to the fp32 row w of table row `row`. */
 static void apply_row(const rt_kopt *o, rt_kopt_state st, int64_t row, int64_t d, const float *g,
                       float *w)
@@ -82,7 +66,7 @@ rt_kstatus rt_kcpu_sparse_update(rt_ktable *t, rt_kopt_state st, const rt_kopt *
                                  rt_kpool pool, const float *grad_out)
 {
     int64_t n = nbags;
-    if (!rt_kcpu_table_ok(t) || !opt_ok(opt, st) || nbags < 0 ||
+    if (!rt_kcpu_table_ok(t) || !rt_kopt_valid(opt, st) || nbags < 0 ||
         (offsets && !rt_kcpu_offsets_ok(offsets, nbags, &n)) || (n > 0 && (!ids || !grad_out)) ||
         (pool != RT_KPOOL_SUM && pool != RT_KPOOL_MEAN))
         return RT_K_EINVAL;

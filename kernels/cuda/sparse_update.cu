@@ -84,28 +84,12 @@ __global__ void update_runs(void *table, rt_kdtype dt, int64_t rows, int64_t dim
     }
 }
 
-static bool opt_ok(const rt_kopt *o, rt_kopt_state st)
-{
-    if (!o) return false;
-    switch (o->kind) {
-    case RT_KOPT_SGD:
-        return true;
-    case RT_KOPT_ADAGRAD:
-    case RT_KOPT_ROWWISE_ADAGRAD:
-        return st.s0 != NULL;
-    case RT_KOPT_ADAM:
-        return st.s0 && st.s1 && o->step >= 1 && o->beta1 >= 0 && o->beta1 < 1 && o->beta2 >= 0 &&
-               o->beta2 < 1;
-    }
-    return false;
-}
-
 rt_kstatus rt_kcuda_sparse_update(rt_ktable *t, rt_kopt_state st, const rt_kopt *opt,
                                   const int64_t *ids, const int64_t *offsets, int64_t nbags,
                                   rt_kpool pool, const float *grad_out, rt_kcuda_ctx *c)
 {
-    if (!c || !t || !t->data || t->rows < 0 || t->dim <= 0 || !opt_ok(opt, st) || nbags < 0 ||
-        (pool != RT_KPOOL_SUM && pool != RT_KPOOL_MEAN))
+    if (!c || !t || !t->data || t->rows < 0 || t->dim <= 0 || !rt_kopt_valid(opt, st) ||
+        nbags < 0 || (pool != RT_KPOOL_SUM && pool != RT_KPOOL_MEAN))
         return RT_K_EINVAL;
     int64_t n = nbags;
     if (offsets && nbags > 0) {
