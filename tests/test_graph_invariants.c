@@ -77,6 +77,10 @@ static void dedup_and_merge_variants(void **state)
         check_plan(base, "flat", b, 4);
         check_plan(base, "fused", b, 4);
     }
+    /* The hash-before-send variant with its category AlltoAll, routed row-wise by hash. */
+    const char *tfra[] = {"topology.nodes=2", "workload.batch_per_rank=64",
+                          "plan.variant=tfra_fused", "plan.sharding=row_wise"};
+    check_plan(RT_SOURCE_DIR "/tests/data/tiny.yaml", "fused", tfra, 4);
 }
 
 int main(void)

@@ -165,18 +165,6 @@ static void bad_grouping_is_refused(void **state)
     rt_pipeline_free(&p);
 }
 
-static void ops_are_topological(void **state)
-{
-    (void)state;
-    const char *sets[] = {"plan.name=fused", "plan.variant=tfra_fused", "plan.sharding=row_wise"};
-    rt_pipeline p;
-    build(&p, TINY, sets, 3);
-    for (int o = 0; o < p.graph->n_ops; o++)
-        for (int d = 0; d < p.graph->ops[o].n_deps; d++)
-            assert_true(rt_graph_deps(p.graph, o)[d] < o);
-    rt_pipeline_free(&p);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,7 +173,6 @@ int main(void)
         cmocka_unit_test(dedup_composes_with_fused),
         cmocka_unit_test(merge_composes_with_fused),
         cmocka_unit_test(bad_grouping_is_refused),
-        cmocka_unit_test(ops_are_topological),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
