@@ -11,6 +11,11 @@ const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scat
                                           "allgather", "sendrecv",  NULL};
 const char *const rt_coll_algo_names[] = {"auto",         "direct", "ring", "tree",
                                           "hierarchical", "nvls",   NULL};
+const char *const rt_role_names[] = {
+    "none",      "key_hash",        "unique_send",   "route",     "ids_a2a",
+    "cat_a2a",   "unique_owner",    "lookup",        "out_a2a",   "recover",
+    "grad_a2a",  "grad_sync",       "sparse_update", "dense_fwd", "loss",
+    "dense_bwd", "dense_allreduce", "dense_update",  NULL};
 
 /* Per-peer arrays are many and small and live as long as the graph: one arena. */
 typedef struct rt_graph_chunk {
@@ -68,6 +73,11 @@ void rt_graph_free(rt_graph *g)
     free(g->rep_rank);
     free(g->rep_weight);
     free(g->peak_hbm_bytes);
+    for (int i = 0; i < g->n_units; i++) {
+        free(g->units[i].features), free(g->units[i].owner), free(g->units[i].block);
+        free(g->units[i].kunit_of);
+    }
+    free(g->units);
     rt_graph_chunk *c = g->chunks;
     while (c) {
         rt_graph_chunk *n = c->next;
@@ -127,7 +137,9 @@ int rt_graph_add_kernel(rt_graph *g, const char *phase, rt_stream stream, rt_ker
                 .name = name,
                 .dtype = dtype,
                 .kernel = kind,
-                .group = {1, 1}};
+                .group = {1, 1},
+                .unit = -1,
+                .layer = -1};
     return add_op(g, &op, deps, n_deps);
 }
 
@@ -142,7 +154,9 @@ int rt_graph_add_collective(rt_graph *g, const char *phase, rt_stream stream, rt
                 .dtype = RT_DT_FP32,
                 .coll = kind,
                 .algo = algo,
-                .group = group};
+                .group = group,
+                .unit = -1,
+                .layer = -1};
     return add_op(g, &op, deps, n_deps);
 }
 
@@ -162,4 +176,34 @@ uint64_t *rt_graph_peer_bytes(rt_graph *g, int n)
     c->used += (size_t)n;
     memset(p, 0, sizeof(uint64_t) * (size_t)n);
     return p;
+}
+
+void rt_graph_set_role(rt_graph *g, int op, rt_role role, int unit, int layer)
+{
+    g->ops[op].role = role;
+    g->ops[op].unit = unit;
+    g->ops[op].layer = layer;
+}
+
+static void *dup_array(const void *src, size_t n, size_t elem)
+{
+    if (!src) return NULL;
+    void *p = malloc(elem * (n ? n : 1));
+    if (!p) abort();
+    memcpy(p, src, elem * n);
+    return p;
+}
+
+int rt_graph_add_unit(rt_graph *g, const rt_graph_unit *u)
+{
+    rt_graph_unit *v = realloc(g->units, sizeof *v * (size_t)(g->n_units + 1));
+    if (!v) abort();
+    g->units = v;
+    rt_graph_unit *c = &v[g->n_units];
+    *c = *u;
+    c->features = dup_array(u->features, (size_t)u->n_features, sizeof(int));
+    c->owner = dup_array(u->owner, (size_t)u->n_tables * (size_t)u->col_shards, sizeof(int));
+    c->block = dup_array(u->block, (size_t)u->n_tables, sizeof(uint64_t));
+    c->kunit_of = dup_array(u->kunit_of, u->kunit_of ? (size_t)u->n_features : 0, sizeof(int));
+    return g->n_units++;
 }

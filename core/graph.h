@@ -55,6 +55,53 @@ typedef struct rt_group {
     int stride;
 } rt_group;
 
+/* What an op does, for the executor (exec/): its role inside an embedding exchange (a "unit")
+ * or inside the dense model. The simulation engines ignore it; rectwin-exec dispatches on it. */
+typedef enum {
+    RT_ROLE_NONE, /* not executable (a plan whose ops exec does not run yet) */
+    RT_ROLE_KEY_HASH,
+    RT_ROLE_UNIQUE_SEND, /* dedup stage 1, on the sender */
+    RT_ROLE_ROUTE,       /* bucketize the IDs by owner and build the ID messages */
+    RT_ROLE_IDS_A2A,
+    RT_ROLE_CAT_A2A,
+    RT_ROLE_UNIQUE_OWNER, /* dedup stage 2, on the owner */
+    RT_ROLE_LOOKUP,
+    RT_ROLE_OUT_A2A,
+    RT_ROLE_RECOVER, /* embeddings back into the model's per-feature layout */
+    RT_ROLE_GRAD_A2A,
+    RT_ROLE_GRAD_SYNC, /* HSP: gradients of replicas of the same shard summed across groups */
+    RT_ROLE_SPARSE_UPDATE,
+    RT_ROLE_DENSE_FWD, /* layer `layer` */
+    RT_ROLE_LOSS,
+    RT_ROLE_DENSE_BWD, /* layer `layer` */
+    RT_ROLE_DENSE_ALLREDUCE,
+    RT_ROLE_DENSE_UPDATE,
+    RT_ROLE_COUNT
+} rt_role;
+
+/* One embedding exchange as the executor needs it: which tables, over which ranks, placed how,
+ * with which dedup. Plans record one per exchange (plans/exchange.c); the ops of the exchange
+ * name it by index. Arrays are owned by the graph. */
+typedef struct rt_graph_unit {
+    int n_features;
+    int *features; /* table indices */
+    rt_group group;
+    int sharding;    /* rt_sharding (core/scenario.h) */
+    int col_shards;  /* 1 unless column-wise */
+    int n_tables;    /* of the model: owner and block are indexed by table */
+    int *owner;      /* [table * col_shards + c]: group index holding the shard, -1: none */
+    uint64_t *block; /* row-wise: rows per group member, [table] */
+    int hash_rows;   /* row-wise owner = hash(ID) mod group size */
+    int dedup_send;  /* stage-1 unique on the sender */
+    int dedup_owner; /* stage-2 unique on the owner */
+    int key_hash;    /* 0 none, 1 on the sender, 2 on the owner (FusedRec) */
+    int category_msg;
+    int n_kunits; /* unique kernels per stage (0: one) and the unit of each feature */
+    int *kunit_of;
+    rt_group sync;   /* HSP: the replicas of a shard ({1, 1}: none) */
+    int sync_sparse; /* HSP: (index, value) AllGather instead of an AllReduce of union rows */
+} rt_graph_unit;
+
 typedef struct rt_op {
     rt_op_type type;
     rt_stream stream;
@@ -67,6 +114,9 @@ typedef struct rt_op {
     rt_group group;
     int n_deps;
     int deps_at; /* first dependency in rt_graph.deps */
+    rt_role role;
+    int unit;  /* index into rt_graph.units, -1 when the op belongs to none */
+    int layer; /* dense layer of a DENSE_FWD / DENSE_BWD op, -1 otherwise */
 } rt_op;
 
 /* The cost of one op on one representative rank.
@@ -99,6 +149,8 @@ typedef struct rt_graph {
     struct rt_graph_chunk *chunks; /* arena for per-peer arrays */
     int n_names, cap_names;
     char **names; /* op names composed at build time, owned */
+    int n_units;
+    rt_graph_unit *units;
 } rt_graph;
 
 rt_graph *rt_graph_new(int world, int n_reps, const int *rep_rank, const double *rep_weight);
@@ -121,6 +173,11 @@ static inline const int *rt_graph_deps(const rt_graph *g, int op)
 {
     return g->deps + g->ops[op].deps_at;
 }
+
+/* Marks OP with its executor role, exchange unit (-1: none) and dense layer (-1: none). */
+void rt_graph_set_role(rt_graph *g, int op, rt_role role, int unit, int layer);
+/* Records a deep copy of U (its arrays included) and returns its index. */
+int rt_graph_add_unit(rt_graph *g, const rt_graph_unit *u);
 
 /* A copy of NAME owned by the graph, for op names composed at build time. */
 const char *rt_graph_name(rt_graph *g, const char *name);
@@ -146,5 +203,6 @@ extern const char *const rt_stream_names[];
 extern const char *const rt_kernel_kind_names[];
 extern const char *const rt_coll_kind_names[];
 extern const char *const rt_coll_algo_names[];
+extern const char *const rt_role_names[];
 
 #endif

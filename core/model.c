@@ -28,9 +28,12 @@ int rt_optimizer_state_floats(rt_optimizer o, int dim)
     }
 }
 
-static const char *const model_keys[] = {
-    "name",      "source",   "dense_features", "dense_dtype", "seq_len", "loss",
-    "negatives", "defaults", "tables",         "layers",      NULL};
+static const char *const model_keys[] = {"name",    "source", "dense_features", "dense_dtype",
+                                         "seq_len", "loss",   "negatives",      "defaults",
+                                         "tables",  "layers", "training",       NULL};
+static const char *const training_keys[] = {"dense_optimizer", "dense_lr", "sparse_lr", "beta1",
+                                            "beta2",           "eps",      NULL};
+static const char *const dense_optimizer_names[] = {"sgd", "adam", NULL};
 static const char *const table_keys[] = {"name",    "rows",      "count",       "dim",
                                          "dtype",   "optimizer", "initializer", "sequence",
                                          "dynamic", "pooling",   "ids",         NULL};
@@ -322,6 +325,35 @@ static int parse_layers(rt_cfg *c, struct fy_node *seq, rt_model *m)
     return 0;
 }
 
+/* Defaults: Adam at 1e-3 for the dense part (the usual DLRM/HSTU recipes' order), plain
+ * learning rate 0.01 for the tables' own optimizers. */
+static int parse_training(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
+{
+    rt_training *t = &m->training;
+    if (!partial)
+        *t = (rt_training){.dense_optimizer = RT_OPT_ADAM,
+                           .dense_lr = 1e-3,
+                           .sparse_lr = 0.01,
+                           .beta1 = 0.9,
+                           .beta2 = 0.999,
+                           .eps = 1e-8};
+    int ok = 1;
+    struct fy_node *tm = rt_cfg_get_map(c, map, "training", 0, &ok);
+    if (!ok) return -1;
+    if (!tm) return 0;
+    if (rt_cfg_check_keys(c, tm, training_keys)) return -1;
+    int e = t->dense_optimizer == RT_OPT_ADAM;
+    if (rt_cfg_get_enum(c, tm, "dense_optimizer", 0, dense_optimizer_names, &e) < 0) return -1;
+    t->dense_optimizer = e ? RT_OPT_ADAM : RT_OPT_SGD;
+    if (rt_cfg_get_double(c, tm, "dense_lr", 0, 0, 1e6, &t->dense_lr) < 0 ||
+        rt_cfg_get_double(c, tm, "sparse_lr", 0, 0, 1e6, &t->sparse_lr) < 0 ||
+        rt_cfg_get_double(c, tm, "beta1", 0, 0, 0.999999, &t->beta1) < 0 ||
+        rt_cfg_get_double(c, tm, "beta2", 0, 0, 0.999999, &t->beta2) < 0 ||
+        rt_cfg_get_double(c, tm, "eps", 0, 1e-30, 1, &t->eps) < 0)
+        return -1;
+    return 0;
+}
+
 int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
 {
     if (rt_cfg_check_keys(c, map, model_keys)) return -1;
@@ -346,6 +378,8 @@ int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
     x = m->negatives;
     if (rt_cfg_get_int(c, map, "negatives", 0, 0, 1 << 20, &x) < 0) return -1;
     m->negatives = (int)x;
+
+    if (parse_training(c, map, m, partial)) return -1;
 
     rt_table defaults = {.dim = 128,
                          .dtype = RT_DT_FP32,

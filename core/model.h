@@ -100,6 +100,14 @@ typedef struct rt_layer {
     double params;
 } rt_layer;
 
+/* How rectwin-exec trains the model (the model file's optional `training` section): the dense
+ * optimizer and the learning rates; each table's sparse optimizer is its own `optimizer`. */
+typedef struct rt_training {
+    rt_optimizer dense_optimizer; /* sgd or adam */
+    double dense_lr, sparse_lr;
+    double beta1, beta2, eps; /* Adam, Adagrad (eps) */
+} rt_training;
+
 typedef struct rt_model {
     char *name;
     char *source; /* where the configuration comes from */
@@ -112,6 +120,7 @@ typedef struct rt_model {
     rt_layer *layers;
     char *loss;    /* "bce" or "sampled_softmax" */
     int negatives; /* sampled softmax negatives per token */
+    rt_training training;
 
     /* Filled by models/model_cost.c. */
     rt_poly fwd_flops, bwd_flops, fwd_bytes, bwd_bytes, act_bytes;

@@ -17,8 +17,9 @@ const char *const rt_memory_policy_names[] = {"refuse", "warn", NULL};
 static const char *const scenario_keys[] = {"name", "description", "model", "topology",
                                             "plan", "workload",    NULL};
 static const char *const workload_keys[] = {
-    "batch_per_rank", "global_batch", "seed", "iterations", "mode",    "exact_max_ranks",
-    "reps",           "id_bytes",     "ids",  "pooling",    "seq_len", NULL};
+    "batch_per_rank",  "global_batch", "seed",     "iterations", "mode",
+    "exact_max_ranks", "reps",         "id_bytes", "ids",        "pooling",
+    "seq_len",         "warmup",       NULL};
 static const char *const precision_keys[] = {"dense", "embedding", "comm", NULL};
 
 /* A file named in DOC: relative to DOC's directory first, then to the working directory. */
@@ -86,7 +87,7 @@ static int load_section(rt_scenario *s, rt_cfg *sc, struct fy_node *section, con
 static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int ranks)
 {
     int ok = 1, mode = RT_MODE_AUTO;
-    int64_t b = 0, gb = 0, seed = 1, iters = 1, emax = 256, reps = 8, idb = 8;
+    int64_t b = 0, gb = 0, seed = 1, iters = 1, warmup = 2, emax = 256, reps = 8, idb = 8;
     if (rt_cfg_check_keys(c, w, workload_keys)) return -1;
     int has_b = rt_cfg_get_int(c, w, "batch_per_rank", 0, 1, 1 << 24, &b);
     int has_gb = rt_cfg_get_int(c, w, "global_batch", 0, 1, (int64_t)1 << 40, &gb);
@@ -111,6 +112,7 @@ static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int
     }
     if (rt_cfg_get_int(c, w, "seed", 0, 0, INT64_MAX, &seed) < 0 ||
         rt_cfg_get_int(c, w, "iterations", 0, 1, 1000000, &iters) < 0 ||
+        rt_cfg_get_int(c, w, "warmup", 0, 0, 1000000, &warmup) < 0 ||
         rt_cfg_get_enum(c, w, "mode", 0, rt_workload_mode_names, &mode) < 0 ||
         rt_cfg_get_int(c, w, "exact_max_ranks", 0, 1, 1 << 20, &emax) < 0 ||
         rt_cfg_get_int(c, w, "reps", 0, 1, 1024, &reps) < 0 ||
@@ -124,6 +126,7 @@ static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int
     wl->batch_per_rank = (int)b;
     wl->seed = (uint64_t)seed;
     wl->iterations = (int)iters;
+    wl->warmup = (int)warmup;
     wl->mode = (rt_workload_mode)mode;
     wl->exact_max_ranks = (int)emax;
     wl->reps = (int)reps;

@@ -61,7 +61,8 @@ typedef struct rt_plan_cfg {
 typedef struct rt_workload_cfg {
     int batch_per_rank;
     uint64_t seed;
-    int iterations;
+    int iterations; /* rectwin-exec: iterations timed, after `warmup` untimed ones */
+    int warmup;
     rt_workload_mode mode;
     int exact_max_ranks; /* auto: exact up to this many ranks, statistical above */
     int reps;            /* statistical: representative ranks sampled */

@@ -145,13 +145,14 @@ static const rt_len_spec *length_spec(const rt_scenario *s, const rt_table *t, r
     return w->has_pooling ? &w->pooling : &t->pooling;
 }
 
-static int sample_feature(const rt_scenario *s, int rank, int f, gsl_rng *rng, rt_feature_batch *fb)
+static int sample_feature(const rt_scenario *s, uint64_t seed, int rank, int f, gsl_rng *rng,
+                          rt_feature_batch *fb)
 {
     const rt_table *t = &s->model.tables[f];
     const rt_id_spec *ids = s->workload.has_ids ? &s->workload.ids : &t->ids;
     rt_len_spec tmp;
     const rt_len_spec *len = length_spec(s, t, &tmp);
-    gsl_rng_set(rng, mix64(s->workload.seed ^ mix64((uint64_t)rank * 0x10001ull + (uint64_t)f)));
+    gsl_rng_set(rng, mix64(seed ^ mix64((uint64_t)rank * 0x10001ull + (uint64_t)f)));
     fb->batch = s->workload.batch_per_rank;
     fb->lengths = malloc(sizeof(uint32_t) * (size_t)fb->batch);
     if (!fb->lengths) return -1;
@@ -196,7 +197,8 @@ rt_workload *rt_workload_sample(const rt_scenario *s, FILE *err)
         w->rep_rank[r] = exact ? r : (int)((long)r * world / w->n_reps);
         w->rep_weight[r] = (double)world / w->n_reps;
         for (int f = 0; f < w->n_features; f++)
-            if (sample_feature(s, w->rep_rank[r], f, rng, &w->batches[(long)r * w->n_features + f]))
+            if (sample_feature(s, s->workload.seed, w->rep_rank[r], f, rng,
+                               &w->batches[(long)r * w->n_features + f]))
                 goto oom;
     }
     gsl_rng_free(rng);
@@ -207,6 +209,30 @@ oom:
     if (rng) gsl_rng_free(rng);
     rt_workload_free(w);
     return NULL;
+}
+
+int rt_workload_sample_rank(const rt_scenario *s, uint64_t seed, int rank, rt_feature_batch *out,
+                            FILE *err)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int f = 0;
+    memset(out, 0, sizeof *out * (size_t)s->model.n_tables);
+    if (rng)
+        for (; f < s->model.n_tables; f++)
+            if (sample_feature(s, seed, rank, f, rng, &out[f])) break;
+    if (rng) gsl_rng_free(rng);
+    if (rng && f == s->model.n_tables) return 0;
+    fprintf(err, "workload: out of memory sampling rank %d\n", rank);
+    rt_feature_batches_free(out, s->model.n_tables);
+    return -1;
+}
+
+void rt_feature_batches_free(rt_feature_batch *b, int n)
+{
+    for (int f = 0; b && f < n; f++) {
+        free(b[f].lengths), free(b[f].ids);
+        b[f].lengths = NULL, b[f].ids = NULL;
+    }
 }
 
 void rt_workload_free(rt_workload *w)

@@ -29,6 +29,11 @@ typedef struct rt_workload {
 } rt_workload;
 
 rt_workload *rt_workload_sample(const rt_scenario *s, FILE *err);
+/* One rank's batch (out[n_tables]) drawn with SEED instead of the scenario's: rectwin-exec
+ * draws iteration k's batch with seed + k. Free with rt_feature_batches_free. */
+int rt_workload_sample_rank(const rt_scenario *s, uint64_t seed, int rank, rt_feature_batch *out,
+                            FILE *err);
+void rt_feature_batches_free(rt_feature_batch *b, int n);
 void rt_workload_free(rt_workload *w);
 
 static inline const rt_feature_batch *rt_workload_batch(const rt_workload *w, int rep, int f)

@@ -317,6 +317,24 @@ rt_kstatus rt_kcpu_hstu_attn_bwd(const float *q, const float *k, const float *v,
                                  const float *rab, const float *dout, float *dq, float *dk,
                                  float *dv, float *drab);
 
+/* ---- dense optimizer ------------------------------------------------------------------- */
+
+/* y[i] += a * x[i]. */
+rt_kstatus rt_kcpu_axpy(int64_t n, float a, const float *x, float *y);
+
+/* Adam (beta1 == 0 and beta2 == 0 with eps: plain SGD is kind SGD) over a flat fp32 buffer:
+ * g' = g * grad_scale; m = b1 m + (1-b1) g'; v = b2 v + (1-b2) g'^2;
+ * w -= lr * (m / (1 - b1^step)) / (sqrt(v / (1 - b2^step)) + eps). With kind SGD, w -= lr g'
+ * and m, v are unused (may be NULL). */
+typedef struct {
+    rt_koptim kind; /* RT_KOPT_SGD or RT_KOPT_ADAM */
+    float lr, beta1, beta2, eps;
+    float grad_scale;
+    int64_t step; /* >= 1 */
+} rt_kadam;
+rt_kstatus rt_kcpu_adam(int64_t n, const rt_kadam *opt, float *w, const float *g, float *m,
+                        float *v);
+
 /* ---- losses ---------------------------------------------------------------------------- */
 
 /* Mean binary cross-entropy on logits and its gradient dlogits = (sigmoid(z) - y) / n. */

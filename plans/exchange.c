@@ -324,11 +324,46 @@ static int add_uniques(const rt_exchange *x, rt_graph *g, const char *phase, con
     return first;
 }
 
+/* Records the exchange in the graph for the executor: features, group, placement, dedup. */
+static void add_unit(rt_exchange *x, rt_graph *g, const rt_scenario *s)
+{
+    const rt_shard_map *sm = x->shards;
+    rt_graph_unit u = {.n_features = x->n_features,
+                       .features = (int *)x->features,
+                       .group = x->group,
+                       .sharding = (int)sm->kind,
+                       .col_shards = sm->col_shards > 0 ? sm->col_shards : 1,
+                       .n_tables = s->model.n_tables,
+                       .owner = sm->owner,
+                       .block = sm->block,
+                       .hash_rows = x->hash_rows,
+                       .dedup_send = rt_dedup_stage1(x->dedup),
+                       .dedup_owner = rt_dedup_stage2(x->dedup),
+                       .key_hash = (int)x->key_hash,
+                       .category_msg = x->category_msg,
+                       .n_kunits = x->n_units,
+                       .kunit_of = (int *)x->unit_of,
+                       .sync = {1, 1}};
+    x->unit = rt_graph_add_unit(g, &u);
+}
+
+static void mark(rt_graph *g, int op, rt_role role, const rt_exchange *x)
+{
+    if (op >= 0) rt_graph_set_role(g, op, role, x->unit, -1);
+}
+
+/* Marks the N consecutive unique kernels from FIRST. */
+static void mark_uniques(rt_graph *g, int first, int n, rt_role role, const rt_exchange *x)
+{
+    for (int k = 0; first >= 0 && k < n; k++)
+        mark(g, first + k, role, x);
+}
+
 void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after)
 {
-    (void)s;
     char b[96];
     int prev = after;
+    add_unit(x, g, s);
     x->hash = x->cat_a2a = x->uniq1_op = x->uniq2_op = -1;
     if (x->key_hash == RT_KEY_HASH_SENDER)
         prev = x->hash = rt_graph_add_kernel(
@@ -346,6 +381,11 @@ void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
         x->cat_a2a = rt_graph_add_collective(
             g, "emb.fwd.category_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
             rt_graph_name(g, op_name(x, "category_alltoall", b, sizeof b)), &x->bucketize, 1);
+    mark(g, x->hash, RT_ROLE_KEY_HASH, x);
+    mark_uniques(g, x->uniq1_op, n_units(x), RT_ROLE_UNIQUE_SEND, x);
+    mark(g, x->bucketize, RT_ROLE_ROUTE, x);
+    mark(g, x->ids_a2a, RT_ROLE_IDS_A2A, x);
+    mark(g, x->cat_a2a, RT_ROLE_CAT_A2A, x);
 }
 
 void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s)
@@ -369,6 +409,11 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
     x->unpermute = rt_graph_add_kernel(
         g, "emb.fwd.unpermute", RT_STREAM_COMPUTE, RT_K_UNPERMUTE, RT_DT_FP32,
         rt_graph_name(g, op_name(x, "embedding_recovery", b, sizeof b)), &x->out_a2a, 1);
+    if (x->key_hash == RT_KEY_HASH_RECEIVER) mark(g, x->hash, RT_ROLE_KEY_HASH, x);
+    mark_uniques(g, x->uniq2_op, n_units(x), RT_ROLE_UNIQUE_OWNER, x);
+    mark(g, x->lookup, RT_ROLE_LOOKUP, x);
+    mark(g, x->out_a2a, RT_ROLE_OUT_A2A, x);
+    mark(g, x->unpermute, RT_ROLE_RECOVER, x);
 }
 
 void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after)
@@ -380,6 +425,8 @@ void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s,
     x->update = rt_graph_add_kernel(
         g, "emb.bwd.update", RT_STREAM_COMPUTE, RT_K_SPARSE_UPDATE, s->plan.embedding_dtype,
         rt_graph_name(g, op_name(x, "sparse_update", b, sizeof b)), &x->grad_a2a, 1);
+    mark(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x);
+    mark(g, x->update, RT_ROLE_SPARSE_UPDATE, x);
 }
 
 /* Unique kernel costs of one stage on rep R: per unit, N keys in and U distinct out. */

@@ -56,7 +56,8 @@ typedef struct rt_exchange {
     double *uniq2;            /* distinct keys looked up as owner (stage 2; exact or expected) */
     double *rows_in, *upd_in; /* [r] owner bytes read / updated with stage 2 */
 
-    /* Op ids, filled by the add functions. */
+    /* Op ids, filled by the add functions; unit: the exchange's rt_graph_unit. */
+    int unit;
     int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
     int hash, cat_a2a;      /* -1 when absent */
     int uniq1_op, uniq2_op; /* first of n_units consecutive unique kernels, -1 when absent */

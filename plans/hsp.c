@@ -190,6 +190,13 @@ static void add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
     }
     x->update = rt_graph_add_kernel(g, "emb.bwd.update", RT_STREAM_COMPUTE, RT_K_SPARSE_UPDATE,
                                     s->plan.embedding_dtype, "sparse_update", &last, 1);
+    rt_graph_set_role(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x->unit, -1);
+    rt_graph_set_role(g, x->update, RT_ROLE_SPARSE_UPDATE, x->unit, -1);
+    if (*sync >= 0) {
+        rt_graph_set_role(g, *sync, RT_ROLE_GRAD_SYNC, x->unit, -1);
+        g->units[x->unit].sync = (rt_group){M, I};
+        g->units[x->unit].sync_sparse = sync_kind == RT_COLL_ALLGATHER;
+    }
 }
 
 static void fill_sync(rt_graph *g, int op, const hsp_opts *o, const touched *t,

@@ -236,9 +236,12 @@ static rt_graph *window_graph(const rt_graph *g, const window *win, const int *o
                                           deps, nd)
                     : rt_graph_add_collective(h, g->phases[op->phase], st, op->coll, op->algo,
                                               op->group, name, deps, nd);
+        rt_graph_set_role(h, id[o], op->role, op->unit, op->layer);
         for (int r = 0; r < h->n_reps; r++)
             copy_cost(h, id[o], g, o, r);
     }
+    for (int u = 0; u < g->n_units; u++)
+        rt_graph_add_unit(h, &g->units[u]);
     memcpy(h->peak_hbm_bytes, g->peak_hbm_bytes, sizeof(double) * (size_t)g->n_reps);
     h->model_flops = g->model_flops;
     free(id), free(deps);

@@ -48,14 +48,18 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
         else
             prev = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, dt,
                                        m->layers[l].name, &prev, 1);
+        rt_graph_set_role(g, prev, RT_ROLE_DENSE_FWD, -1, l);
     }
     d->last_fwd = prev;
     d->loss = prev =
         rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
+    rt_graph_set_role(g, d->loss, RT_ROLE_LOSS, -1, -1);
     d->first_bwd = g->n_ops;
-    for (int l = m->n_layers - 1; l >= 0; l--)
+    for (int l = m->n_layers - 1; l >= 0; l--) {
         prev = rt_graph_add_kernel(g, "dense.bwd", RT_STREAM_COMPUTE, RT_K_DENSE_BWD, dt,
                                    m->layers[l].name, &prev, 1);
+        rt_graph_set_role(g, prev, RT_ROLE_DENSE_BWD, -1, l);
+    }
     d->last_bwd = prev;
     rt_coll_algo algo =
         (rt_coll_algo[]){RT_ALGO_AUTO, RT_ALGO_RING, RT_ALGO_TREE, RT_ALGO_HIERARCHICAL,
@@ -64,6 +68,8 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
                                            algo, group, "dense_grad_allreduce", &prev, 1);
     d->update = rt_graph_add_kernel(g, "dense.update", RT_STREAM_COMPUTE, RT_K_DENSE_UPDATE,
                                     RT_DT_FP32, "dense_optimizer", &d->allreduce, 1);
+    rt_graph_set_role(g, d->allreduce, RT_ROLE_DENSE_ALLREDUCE, -1, -1);
+    rt_graph_set_role(g, d->update, RT_ROLE_DENSE_UPDATE, -1, -1);
 }
 
 void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,

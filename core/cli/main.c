@@ -15,6 +15,7 @@ static void usage(FILE *f)
                "  collective           predict one collective as nccl-tests reports it\n"
                "  platform TOPOLOGY    write the SimGrid platform of a topology (XML)\n"
                "  partition            Tower Partitioner: features into balanced towers (sptt)\n"
+               "  compare PRED MEAS    predicted against measured results: metrics, phases, ops\n"
                "\n"
                "Every scenario key can be overridden: --set path.to.key=value (repeatable).\n"
                "Run 'rectwin COMMAND --help' for a command's options.\n");
@@ -40,8 +41,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "collective")) return rt_cmd_collective(argc - 1, argv + 1);
     if (!strcmp(cmd, "platform")) return rt_cmd_platform(argc - 1, argv + 1);
     if (!strcmp(cmd, "partition")) return rt_cmd_partition(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare")) return rt_cmd_compare(argc - 1, argv + 1);
     fprintf(stderr,
-            "rectwin: unknown command '%s'; allowed: plan, sim, collective, platform, partition\n",
+            "rectwin: unknown command '%s'; allowed: plan, sim, collective, platform, partition, "
+            "compare\n",
             cmd);
     return 2;
 }

@@ -1,0 +1,103 @@
+#include "batch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* A uniform in [-1, 1) from a hash of its coordinates. */
+static double sym(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t h = rt_kmix64(seed ^ rt_kmix64(a * 0x100000001b3ULL ^ rt_kmix64(b ^ rt_kmix64(c))));
+    return (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* The signal's weights do not depend on the iteration: they are what the model must learn. */
+enum { SALT_ID = 1, SALT_DENSE = 2, SALT_FEATURE = 3 };
+
+/* AT[f] is where sample I's IDs of feature f start; it is advanced past them. */
+static double score(const rt_xbatch *b, const rt_scenario *s, int i, uint64_t *at)
+{
+    uint64_t seed = s->workload.seed;
+    double score = 0;
+    int terms = 0;
+    for (int f = 0; f < b->n_features; f++) {
+        const rt_feature_batch *fb = &b->f[f];
+        for (uint32_t j = 0; j < fb->lengths[i]; j++)
+            score += sym(seed, SALT_ID, (uint64_t)f, fb->ids[at[f] + j]);
+        at[f] += fb->lengths[i];
+        terms += fb->lengths[i] > 0;
+    }
+    int nd = s->model.dense_features;
+    for (int j = 0; j < nd; j++)
+        score += b->dense[(size_t)i * nd + j] * sym(seed, SALT_DENSE, (uint64_t)j, 0);
+    return score / sqrt((double)(terms + nd > 0 ? terms + nd : 1));
+}
+
+static int copy_graph_batch(rt_xbatch *b, const rt_workload *w, int rank, FILE *err)
+{
+    for (int f = 0; f < b->n_features; f++) {
+        const rt_feature_batch *src = rt_workload_batch(w, rank, f);
+        rt_feature_batch *dst = &b->f[f];
+        dst->batch = src->batch, dst->n_ids = src->n_ids;
+        dst->lengths = malloc(sizeof(uint32_t) * (size_t)(src->batch ? src->batch : 1));
+        dst->ids = malloc(sizeof(uint64_t) * (size_t)(src->n_ids ? src->n_ids : 1));
+        if (!dst->lengths || !dst->ids) {
+            fprintf(err, "exec: out of host memory for the batch\n");
+            return -1;
+        }
+        memcpy(dst->lengths, src->lengths, sizeof(uint32_t) * (size_t)src->batch);
+        memcpy(dst->ids, src->ids, sizeof(uint64_t) * (size_t)src->n_ids);
+    }
+    return 0;
+}
+
+int rt_xbatch_make(rt_xbatch *b, const rt_scenario *s, const rt_workload *graph_batch, int rank,
+                   int64_t iteration, struct rt_criteo *data, FILE *err)
+{
+    (void)data;
+    memset(b, 0, sizeof *b);
+    b->n_features = s->model.n_tables;
+    b->batch = s->workload.batch_per_rank;
+    b->global_batch = (double)b->batch * rt_scenario_ranks(s);
+    int nd = s->model.dense_features;
+    b->f = calloc((size_t)(b->n_features ? b->n_features : 1), sizeof *b->f);
+    b->dense = malloc(sizeof(float) * (size_t)(b->batch * (nd ? nd : 1)));
+    b->labels = malloc(sizeof(float) * (size_t)(b->batch ? b->batch : 1));
+    if (!b->f || !b->dense || !b->labels) {
+        fprintf(err, "exec: out of host memory for a batch of %d\n", b->batch);
+        rt_xbatch_free(b);
+        return -1;
+    }
+    int rc =
+        iteration == 0 && graph_batch && graph_batch->exact
+            ? copy_graph_batch(b, graph_batch, rank, err)
+            : rt_workload_sample_rank(s, s->workload.seed + (uint64_t)iteration, rank, b->f, err);
+    if (rc) {
+        rt_xbatch_free(b);
+        return -1;
+    }
+    for (int i = 0; i < b->batch; i++)
+        for (int j = 0; j < nd; j++)
+            b->dense[(size_t)i * nd + j] =
+                (float)sym(s->workload.seed ^ (uint64_t)iteration, SALT_FEATURE,
+                           (uint64_t)rank * (uint64_t)b->batch + (uint64_t)i, (uint64_t)j);
+    uint64_t *at = calloc((size_t)(b->n_features ? b->n_features : 1), sizeof(uint64_t));
+    if (!at) {
+        fprintf(err, "exec: out of host memory for a batch of %d\n", b->batch);
+        rt_xbatch_free(b);
+        return -1;
+    }
+    for (int i = 0; i < b->batch; i++)
+        b->labels[i] = score(b, s, i, at) > 0 ? 1.0f : 0.0f;
+    free(at);
+    return 0;
+}
+
+void rt_xbatch_free(rt_xbatch *b)
+{
+    if (b->f) rt_feature_batches_free(b->f, b->n_features);
+    free(b->f), free(b->dense), free(b->labels);
+    memset(b, 0, sizeof *b);
+}

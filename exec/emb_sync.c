@@ -1,0 +1,218 @@
+/* HSP's cross-group gradient sync (TurboGR, seed 002; plans/hsp.c), `sync: sparse`: every rank
+ * sums the gradients its group produced per touched row of its shard, then the ranks holding
+ * the same shard in every group AllGather those (row, gradient) pairs, so each replica applies
+ * the gradient of the whole world once per row and keeps the same optimizer state.
+ * Message of one member: for every served entry, its distinct rows (id_bytes each) then their
+ * summed gradients (width floats each): the graph's bytes, rows x (id_bytes + width x 4). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Distinct rows of entry E (sorted) into UNIQ, and INV[j] = position of ID j's row. */
+static int64_t host_unique(const int64_t *ids, int64_t n, int64_t *pairs, int64_t *uniq,
+                           int64_t *inv)
+{
+    for (int64_t j = 0; j < n; j++)
+        pairs[2 * j] = ids[j], pairs[2 * j + 1] = j;
+    qsort(pairs, (size_t)n, 2 * sizeof(int64_t), cmp_pair);
+    int64_t u = 0;
+    for (int64_t j = 0; j < n; j++) {
+        if (j == 0 || pairs[2 * j] != pairs[2 * (j - 1)]) uniq[u++] = pairs[2 * j];
+        inv[pairs[2 * j + 1]] = u - 1;
+    }
+    return u;
+}
+
+static int to_dev(rt_xexec *x, rt_xbuf *b, const void *h, size_t bytes, FILE *err)
+{
+    if (rt_xbuf_reserve(x->dev, b, bytes, err)) return -1;
+    return bytes ? x->dev->ops->copy(x->dev, b->p, h, bytes, RT_XCOPY_H2D) : 0;
+}
+
+/* Sums entry E's gradients per distinct row into sync_agg; writes the rows (host) to UNIQ. */
+static int aggregate(rt_xexec *x, rt_xunit *xu, int e, int64_t *uniq, FILE *err)
+{
+    int64_t n = xu->own_n[e], w = xu->entries[e].width;
+    int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(3 * n + 1));
+    if (!tmp) {
+        fprintf(err, "exec: out of host memory aggregating %lld gradients\n", (long long)n);
+        return -1;
+    }
+    int64_t u = host_unique(xu->own_host_ids[e], n, tmp, uniq, tmp + 2 * n);
+    xu->sync_u[e] = u;
+    rt_xdev *d = x->dev;
+    int rc = to_dev(x, &xu->sync_inv, tmp + 2 * n, sizeof(int64_t) * (size_t)n, err) ||
+             to_dev(x, &xu->sync_bag, xu->own_host_bag[e], sizeof(int64_t) * (size_t)n, err) ||
+             rt_xbuf_reserve(d, &xu->sync_tmp, sizeof(float) * (size_t)(n * w), err) ||
+             rt_xbuf_reserve(d, &xu->sync_agg, sizeof(float) * (size_t)(u * w), err);
+    free(tmp);
+    if (rc || d->ops->zero(d, xu->sync_agg.p, sizeof(float) * (size_t)(u * w))) return -1;
+    int64_t bags = xu->entries[e].sequence ? n : (int64_t)xu->G * x->batch.batch;
+    /* Each ID's gradient is its bag's (pooled) or its own row (sequence). */
+    if (d->ops->gather_rows(d, xu->own_grad[e].p, bags, w, xu->sync_bag.p, n, xu->sync_tmp.p) ||
+        d->ops->scatter_add_rows(d, xu->sync_tmp.p, n, w, xu->sync_inv.p, u, xu->sync_agg.p))
+        return -1;
+    return 0;
+}
+
+static void put_id(uint8_t *p, uint64_t id, int bytes)
+{
+    uint32_t v = (uint32_t)id;
+    if (bytes == 4)
+        memcpy(p, &v, 4);
+    else
+        memcpy(p, &id, 8);
+}
+
+static uint64_t get_id(const uint8_t *p, int bytes)
+{
+    uint32_t v;
+    uint64_t v8;
+    if (bytes == 4) return memcpy(&v, p, 4), v;
+    return memcpy(&v8, p, 8), v8;
+}
+
+/* This rank's message: per served entry, rows then gradients. */
+static int build_message(rt_xexec *x, rt_xunit *xu, int op, size_t *mine, FILE *err)
+{
+    int E = xu->n_entries, ib = x->s->workload.id_bytes;
+    size_t at = 0, bound = 0;
+    /* Distinct rows never outnumber IDs: reserve once for the bound, fill entry by entry. */
+    for (int e = 0; e < E; e++)
+        if (xu->served[xu->k * E + e])
+            bound += (size_t)xu->own_n[e] * (ib + sizeof(float) * (size_t)xu->entries[e].width);
+    if (rt_xbuf_reserve(x->dev, &xu->sync_send, bound, err)) return -1;
+    for (int e = 0; e < E; e++) {
+        if (!xu->served[xu->k * E + e]) continue;
+        if (rt_xemb_gather_grad(x, xu, e, err)) return -1;
+        int64_t *uniq = malloc(sizeof(int64_t) * (size_t)(xu->own_n[e] + 1));
+        if (!uniq || aggregate(x, xu, e, uniq, err)) {
+            free(uniq);
+            return -1;
+        }
+        int64_t u = xu->sync_u[e], w = xu->entries[e].width;
+        size_t ids = (size_t)u * ib, vals = sizeof(float) * (size_t)(u * w);
+        uint8_t *h = malloc(ids ? ids : 1);
+        int rc = !h;
+        for (int64_t j = 0; !rc && j < u; j++)
+            put_id(h + (size_t)j * ib, (uint64_t)uniq[j], ib);
+        rc = rc ||
+             (ids &&
+              x->dev->ops->copy(x->dev, (uint8_t *)xu->sync_send.p + at, h, ids, RT_XCOPY_H2D)) ||
+             (vals && x->dev->ops->copy(x->dev, (uint8_t *)xu->sync_send.p + at + ids,
+                                        xu->sync_agg.p, vals, RT_XCOPY_D2D));
+        free(h), free(uniq);
+        if (rc) {
+            fprintf(err, "exec: op %d: building the sync message failed\n", op);
+            return -1;
+        }
+        at += ids + vals;
+    }
+    *mine = at;
+    return 0;
+}
+
+/* Sizes every group's message needs, in order to reserve the send buffer once. */
+static size_t message_bytes(const rt_xexec *x, const rt_xunit *xu, const int64_t *u)
+{
+    size_t at = 0;
+    int E = xu->n_entries, ib = x->s->workload.id_bytes, s = 0;
+    for (int e = 0; e < E; e++)
+        if (xu->served[xu->k * E + e])
+            at += (size_t)u[s++] * (ib + sizeof(float) * (size_t)xu->entries[e].width);
+    return at;
+}
+
+/* Unpacks every group's pairs of entry E into sync_all_ids / sync_all_grads. */
+static int unpack(rt_xexec *x, rt_xunit *xu, const uint8_t *h, const size_t *displ,
+                  const int64_t *all, int n_served, int slot, int e, FILE *err)
+{
+    int M = xu->u->sync.size, ib = x->s->workload.id_bytes;
+    int64_t w = xu->entries[e].width, total = 0;
+    for (int m = 0; m < M; m++)
+        total += all[m * n_served + slot];
+    xu->sync_n[e] = total;
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)(total + 1));
+    if (!ids ||
+        rt_xbuf_reserve(x->dev, &xu->sync_all_grads[e], sizeof(float) * (size_t)(total * w), err)) {
+        free(ids);
+        return -1;
+    }
+    int64_t at = 0;
+    for (int m = 0; m < M; m++) {
+        size_t off = displ[m];
+        for (int s2 = 0, e2 = 0; s2 < slot; e2++)
+            if (xu->served[xu->k * xu->n_entries + e2])
+                off += (size_t)all[m * n_served + s2++] *
+                       (ib + sizeof(float) * (size_t)xu->entries[e2].width);
+        int64_t u = all[m * n_served + slot];
+        for (int64_t j = 0; j < u; j++)
+            ids[at + j] = (int64_t)get_id(h + off + (size_t)j * ib, ib);
+        size_t vals = sizeof(float) * (size_t)(u * w);
+        if (vals && x->dev->ops->copy(x->dev, (float *)xu->sync_all_grads[e].p + at * w,
+                                      (const uint8_t *)xu->sync_recv.p + off + (size_t)u * ib, vals,
+                                      RT_XCOPY_D2D)) {
+            free(ids);
+            return -1;
+        }
+        at += u;
+    }
+    int rc = to_dev(x, &xu->sync_all_ids[e], ids, sizeof(int64_t) * (size_t)total, err);
+    free(ids);
+    return rc;
+}
+
+int rt_xemb_sync(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    int E = xu->n_entries, M = xu->u->sync.size, n_served = 0;
+    for (int e = 0; e < E; e++)
+        n_served += xu->served[xu->k * E + e];
+    int64_t *all = malloc(sizeof(int64_t) * (size_t)(M * n_served + n_served + 1));
+    size_t *cnt = malloc(sizeof(size_t) * 2 * (size_t)M);
+    int rc = -1;
+    if (!all || !cnt) goto out;
+    size_t mine = 0;
+    if (build_message(x, xu, op, &mine, err)) goto out;
+    int64_t *u = all + M * n_served;
+    for (int e = 0, s = 0; e < E; e++)
+        if (xu->served[xu->k * E + e]) u[s++] = xu->sync_u[e];
+    if (message_bytes(x, xu, u) != mine) goto out;
+    if (x->comm->ops->allgather_meta(x->comm, xu->sync_grp, u, n_served, all)) goto out;
+    size_t *displ = cnt + M, total = 0;
+    for (int m = 0; m < M; m++) {
+        cnt[m] = message_bytes(x, xu, all + m * n_served), displ[m] = total;
+        total += cnt[m];
+    }
+    if (rt_xbuf_reserve(x->dev, &xu->sync_recv, total, err)) goto out;
+    if (x->comm->ops->allgatherv(x->comm, xu->sync_grp, xu->sync_send.p, xu->sync_recv.p, cnt,
+                                 displ)) {
+        fprintf(err, "exec: rank %d, op %d: the cross-group AllGather failed\n", x->rank, op);
+        goto out;
+    }
+    const uint8_t *h = xu->sync_recv.p;
+    uint8_t *hcopy = NULL;
+    if (!x->dev->ops->host_memory) {
+        if (!(hcopy = malloc(total ? total : 1)) ||
+            (total && x->dev->ops->copy(x->dev, hcopy, xu->sync_recv.p, total, RT_XCOPY_D2H))) {
+            free(hcopy);
+            goto out;
+        }
+        h = hcopy;
+    }
+    rc = 0;
+    for (int e = 0, s = 0; e < E && !rc; e++)
+        if (xu->served[xu->k * E + e]) rc = unpack(x, xu, h, displ, all, n_served, s++, e, err);
+    free(hcopy);
+    /* An AllGather's size as nccl-tests counts it: the output. */
+    rt_xexec_count(x, op, (double)total, 0);
+out:
+    free(all), free(cnt);
+    return rc;
+}

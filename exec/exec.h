@@ -1,0 +1,126 @@
+/* The state of one rank of rectwin-exec while it runs a graph: the scenario and its graph, the
+ * device and comm backends, this rank's table shards, the dense network, the batch of the
+ * iteration and the buffers every exchange unit keeps between its ops. The executors of the
+ * op roles (emb_exchange.c, dense_ops.c) read and write it; runner.c drives them in graph
+ * order. */
+#ifndef RT_XEXEC_H
+#define RT_XEXEC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "batch.h"
+#include "comm.h"
+#include "dense_net.h"
+#include "device.h"
+#include "emb_tables.h"
+#include "graph.h"
+#include "scenario.h"
+
+/* A grow-only device buffer. */
+typedef struct rt_xbuf {
+    void *p;
+    size_t cap;
+} rt_xbuf;
+
+/* Reserves at least BYTES in B (contents are not kept). Returns 0 or -1 with the size on ERR. */
+int rt_xbuf_reserve(rt_xdev *d, rt_xbuf *b, size_t bytes, FILE *err);
+void rt_xbuf_free(rt_xdev *d, rt_xbuf *b);
+
+/* One shard of a feature that one group member serves: entry e = (feature index i of the unit,
+ * column shard c). Row-wise, every member serves every feature (c = 0). */
+typedef struct rt_xentry {
+    int i, c;
+    int table;
+    int width, col0; /* columns [col0, col0 + width) of the table */
+    int sequence;
+} rt_xentry;
+
+/* An exchange unit on this rank. Send side: what this rank sends to each member; owner side:
+ * what it serves. Counts are host arrays, buffers are device buffers. */
+typedef struct rt_xunit {
+    const rt_graph_unit *u;
+    int G, k; /* group size and this rank's index */
+    rt_xgroup *grp, *sync_grp;
+    int n_entries;
+    rt_xentry *entries;
+    int *served;      /* [q * n_entries + e]: member q serves entry e */
+    int64_t *n_to;    /* [q * n_entries + e]: IDs this rank sends to member q for entry e */
+    int64_t *n_from;  /* [p * n_entries + e]: IDs member p sends this rank (as owner) */
+    uint32_t **lens;  /* [i]: this rank's per-sample lengths of feature i (host, batch) */
+    int64_t **pos_to; /* [q * n_features + i]: row-wise sequence: positions of the IDs sent */
+    rt_xbuf *pos_dev; /* the same on the device */
+    int *shard_of;    /* [e]: this rank's shard (rt_xtables index) of a served entry, -1 */
+    size_t *recv_at;  /* [q * n_entries + e]: float offset of q's block in our receive buffer */
+    size_t *send_at;  /* [p * n_entries + e]: float offset of p's block in our send buffer */
+    /* Byte counts and displacements per member, for the four AlltoAlls. */
+    size_t *ids_sc, *ids_sd, *ids_rc, *ids_rd;
+    size_t *emb_sc, *emb_sd, *emb_rc, *emb_rd; /* owner -> requester direction */
+    rt_xbuf ids_send, ids_recv, emb_send, emb_recv, grad_send, grad_recv;
+    /* Owner side, per served entry: IDs (local rows) and bag offsets over all members' bags. */
+    rt_xbuf *own_ids, *own_offsets, *own_out, *own_grad;
+    int64_t *own_n;    /* IDs per served entry */
+    uint8_t *host_ids; /* host copy of the received ID messages */
+    size_t host_ids_cap;
+    int64_t *host_scratch;
+    size_t host_scratch_cap;
+    /* HSP sparse sync, per served entry: host IDs and bags kept from the lookup, and the
+     * (row, gradient) pairs of every group after the AllGather. */
+    int64_t **own_host_ids, **own_host_bag;
+    rt_xbuf sync_send, sync_recv, sync_inv, sync_bag, sync_tmp, sync_agg;
+    rt_xbuf *sync_all_ids, *sync_all_grads;
+    int64_t *sync_u, *sync_n;
+} rt_xunit;
+
+/* Bytes an op really moved on this rank in the first iteration: a collective's per-member
+ * sends and receives, a kernel's bytes by the graph's own accounting of the data it saw. */
+typedef struct rt_xbytes {
+    double bytes, recv_bytes;
+    uint64_t *send, *recv; /* [group size], collectives only */
+    int seen;
+} rt_xbytes;
+
+typedef struct rt_xexec {
+    const rt_scenario *s;
+    const rt_graph *g;
+    rt_xdev *dev;
+    rt_xcomm *comm;
+    int rank, world;
+    rt_xtables tables;
+    rt_dnet *net;
+    rt_xbatch batch; /* this iteration's host batch */
+    float **emb;     /* [table]: device embeddings the dense net consumes (in emb_buf) */
+    rt_xbuf *emb_buf;
+    float *d_dense, *d_labels;
+    rt_xbuf dense_buf, label_buf;
+    int64_t **d_offsets; /* [table]: sequence offsets on the device (in off_buf) and host */
+    rt_xbuf *off_buf;
+    int64_t **h_offsets;
+    rt_xunit *units; /* [g->n_units] */
+    rt_xgroup *world_grp;
+    int n_groups; /* groups opened for collectives, by (size, stride) */
+    rt_group *group_keys;
+    rt_xgroup **groups;
+    rt_xbytes *moved; /* [op], filled while `counting` */
+    int counting;
+    int64_t iteration; /* sparse optimizer step counter base */
+} rt_xexec;
+
+/* The communicator of this rank's instance of G (opened on first use, collectively). */
+rt_xgroup *rt_xexec_group(rt_xexec *x, rt_group g, FILE *err);
+
+/* Records bytes moved by OP (accumulated over calls within one op). */
+void rt_xexec_count(rt_xexec *x, int op, double bytes, double recv_bytes);
+void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t *recv, int n);
+
+/* Executors, by role: 0 or -1 with the op and the reason on ERR. */
+int rt_xemb_setup(rt_xexec *x, FILE *err);
+void rt_xemb_free(rt_xexec *x);
+int rt_xemb_run(rt_xexec *x, int op, FILE *err);
+/* HSP's cross-group gradient sync of one unit (emb_sync.c). */
+int rt_xemb_sync(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* Served entry E's gradient rows from every member, contiguous in bag order (own_grad[e]). */
+int rt_xemb_gather_grad(rt_xexec *x, rt_xunit *xu, int e, FILE *err);
+int rt_xdense_run(rt_xexec *x, int op, FILE *err);
+
+#endif

@@ -1,0 +1,192 @@
+#include "report.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_mpi.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Host time of iteration IT outside the union of its ops' intervals. */
+static double outside_ops(const rt_xtimes *t, int it, double *tmp)
+{
+    int n = t->n_ops, k = 0;
+    for (int op = 0; op < n; op++)
+        tmp[2 * k] = t->start[(size_t)it * n + op], tmp[2 * k + 1] = t->end[(size_t)it * n + op],
+                k++;
+    qsort(tmp, (size_t)k, 2 * sizeof(double), cmp_double);
+    double covered = 0, lo = 0, hi = -1;
+    for (int i = 0; i < k; i++) {
+        if (tmp[2 * i] > hi) {
+            if (hi > lo) covered += hi - lo;
+            lo = tmp[2 * i], hi = tmp[2 * i + 1];
+        } else if (tmp[2 * i + 1] > hi) {
+            hi = tmp[2 * i + 1];
+        }
+    }
+    if (hi > lo) covered += hi - lo;
+    return fmax(0.0, t->wall[it] - covered);
+}
+
+/* This rank's per-op median start and end ([op][2]) over the measured iterations. */
+static int local_medians(const rt_xtimes *t, int warmup, double *se, rt_xsummary *sum)
+{
+    int m = t->n_iter - warmup, n = t->n_ops;
+    double *v = malloc(sizeof(double) * (size_t)(m > 0 ? m : 1) * 2);
+    double *tmp = malloc(sizeof(double) * 2 * (size_t)(n ? n : 1));
+    if (!v || !tmp || m <= 0) {
+        free(v), free(tmp);
+        return -1;
+    }
+    for (int op = 0; op < n; op++) {
+        double *st = v, *du = v + m;
+        for (int i = 0; i < m; i++) {
+            size_t at = (size_t)(warmup + i) * n + op;
+            st[i] = t->start[at], du[i] = t->end[at] - t->start[at];
+        }
+        se[2 * op] = median(st, m);
+        se[2 * op + 1] = se[2 * op] + median(du, m);
+    }
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < m; i++) {
+        v[i] = t->wall[warmup + i];
+        lo = fmin(lo, v[i]), hi = fmax(hi, v[i]);
+        v[m + i] = outside_ops(t, warmup + i, tmp);
+    }
+    sum->wall_spread_s = hi - lo;
+    sum->wall_median_s = median(v, m);
+    sum->overhead_s = median(v + m, m);
+    free(v), free(tmp);
+    return 0;
+}
+
+static int same(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+long rt_xreport_check_bytes(const rt_xexec *x, long *checked, FILE *err)
+{
+    const rt_graph *g = x->g;
+    long bad = 0;
+    *checked = 0;
+    for (int op = 0; op < g->n_ops; op++) {
+        const rt_xbytes *m = &x->moved[op];
+        if (!m->seen) continue;
+        const rt_op_cost *c = rt_graph_cost(g, op, x->rank);
+        int ok = same(m->bytes, c->bytes);
+        if (g->ops[op].coll == RT_COLL_ALLTOALLV && g->ops[op].type == RT_OP_COLLECTIVE) {
+            ok = ok && same(m->recv_bytes, c->recv_bytes) && m->send && c->send;
+            for (int k = 0; ok && k < g->ops[op].group.size; k++)
+                ok = m->send[k] == c->send[k] && m->recv[k] == c->recv[k];
+        }
+        (*checked)++;
+        if (ok) continue;
+        if (bad++ < 5)
+            fprintf(err,
+                    "exec: rank %d: op %d '%s' (%s) moved %.0f B (recv %.0f), the graph says "
+                    "%.0f B (recv %.0f)\n",
+                    x->rank, op, g->ops[op].name ? g->ops[op].name : "?",
+                    g->phases[g->ops[op].phase], m->bytes, m->recv_bytes, c->bytes, c->recv_bytes);
+    }
+    return bad;
+}
+
+static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, int iters)
+{
+    char *buf = malloc(1024);
+    if (!buf) return NULL;
+    snprintf(buf, 1024,
+             "{\"device\": \"%s\", \"comm\": \"%s\", \"ranks\": %d, \"warmup\": %d, "
+             "\"iterations\": %d, \"timing\": \"median over iterations per op\", "
+             "\"iteration_wall_median_s\": %.9g, \"iteration_wall_spread_s\": %.9g, "
+             "\"framework_overhead_s\": %.9g, \"loss_first\": %.9g, \"loss_last\": %.9g, "
+             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld}",
+             x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, s->wall_median_s,
+             s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last, s->bytes_checked,
+             s->bytes_mismatched);
+    return buf;
+}
+
+static int mean_loss(const rt_xtimes *t, int it, double *out)
+{
+    double l = t->loss[it];
+    RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &l, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    int world;
+    RT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world));
+    *out = l / world;
+    return 0;
+}
+
+static int gather(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, double *all)
+{
+    int n = x->g->n_ops;
+    double *se = malloc(sizeof(double) * 2 * (size_t)(n ? n : 1));
+    if (!se) return -1;
+    if (local_medians(t, warmup, se, sum)) {
+        free(se);
+        return -1;
+    }
+    int rc = MPI_Gather(se, 2 * n, MPI_DOUBLE, all, 2 * n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    free(se);
+    if (rc != MPI_SUCCESS) return -1;
+    double stats[3] = {(double)x->dev->bytes_peak, sum->overhead_s, sum->wall_median_s};
+    RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, stats, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    sum->peak_bytes = stats[0], sum->overhead_s = stats[1], sum->wall_median_s = stats[2];
+    long cnt[2];
+    cnt[1] = rt_xreport_check_bytes(x, &cnt[0], stderr);
+    RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    sum->bytes_checked = cnt[0], sum->bytes_mismatched = cnt[1];
+    if (mean_loss(t, 0, &sum->loss_first) || mean_loss(t, t->n_iter - 1, &sum->loss_last))
+        return -1;
+    return 0;
+}
+
+int rt_xreport(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, rt_result **out,
+               FILE *err)
+{
+    const rt_graph *g = x->g;
+    int n = g->n_ops, W = x->world;
+    *out = NULL;
+    memset(sum, 0, sizeof *sum);
+    double *all = x->rank == 0 ? malloc(sizeof(double) * 2 * (size_t)n * (size_t)W + 1) : NULL;
+    if (x->rank == 0 && !all) {
+        fprintf(err, "exec: out of host memory gathering timings\n");
+        return -1;
+    }
+    if (gather(x, t, warmup, sum, all)) {
+        fprintf(err, "exec: rank %d: gathering the measurements failed\n", x->rank);
+        free(all);
+        return -1;
+    }
+    if (x->rank != 0) return 0;
+    rt_result *r = rt_result_new(g, "exec");
+    if (!r) {
+        free(all);
+        fprintf(err, "exec: out of host memory for the result\n");
+        return -1;
+    }
+    for (int rank = 0; rank < W; rank++)
+        for (int op = 0; op < n; op++) {
+            r->start[(long)op * g->n_reps + rank] = all[((size_t)rank * n + op) * 2];
+            r->end[(long)op * g->n_reps + rank] = all[((size_t)rank * n + op) * 2 + 1];
+        }
+    free(all);
+    rt_result_finish(r, x->s);
+    r->peak_hbm_bytes = sum->peak_bytes; /* measured, not the plan's accounting */
+    r->settings_json = settings_json(x, sum, warmup, t->n_iter - warmup);
+    *out = r;
+    return 0;
+}

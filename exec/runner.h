@@ -1,0 +1,35 @@
+/* Runs a rank's op graph for warm-up plus measured iterations, in graph order, each op on its
+ * stream, timed by device marks (CUDA events; a monotonic clock on CPU). */
+#ifndef RT_XRUNNER_H
+#define RT_XRUNNER_H
+
+#include <stdio.h>
+
+#include "exec.h"
+
+struct rt_criteo;
+
+typedef struct rt_xrun_cfg {
+    int warmup, iterations;         /* iterations measured after the warm-up ones */
+    double op_timeout_s;            /* watchdog limit for one op */
+    const rt_workload *graph_batch; /* the workload the graph was built from: iteration 0 */
+    struct rt_criteo *data;         /* optional data file */
+    /* Fault injection for the tests: at op FAULT_OP on rank FAULT_RANK, "die" exits the
+     * process and "hang" blocks forever (NULL: none). */
+    const char *fault_kind;
+    int fault_rank;
+    const char *fault_op;
+    const char *dump_dir; /* --dump: the first iteration's embeddings and loss (dump.h) */
+} rt_xrun_cfg;
+
+typedef struct rt_xtimes {
+    int n_iter, n_ops;
+    double *start, *end; /* [iter * n_ops + op], seconds from the iteration's start */
+    double *wall;        /* [iter]: host wall time of the iteration */
+    double *loss;        /* [iter]: this rank's loss */
+} rt_xtimes;
+
+int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err);
+void rt_xtimes_free(rt_xtimes *t);
+
+#endif

@@ -1,0 +1,197 @@
+/* Setting up and tearing down one rank's exec state, its communicators and byte counters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "state.h"
+
+int rt_xbuf_reserve(rt_xdev *d, rt_xbuf *b, size_t bytes, FILE *err)
+{
+    if (bytes <= b->cap && b->p) return 0;
+    /* Grow geometrically: iteration sizes vary a little and reallocating each time costs. */
+    size_t cap = bytes + bytes / 4 + 64;
+    void *p = d->ops->alloc(d, cap);
+    if (!p) {
+        fprintf(err, "exec: out of %s memory: %zu bytes requested with %zu allocated (peak %zu)\n",
+                d->ops->name, cap, d->bytes_now, d->bytes_peak);
+        return -1;
+    }
+    if (b->p) d->ops->release(d, b->p);
+    b->p = p, b->cap = cap;
+    return 0;
+}
+
+void rt_xbuf_free(rt_xdev *d, rt_xbuf *b)
+{
+    if (b->p) d->ops->release(d, b->p);
+    b->p = NULL, b->cap = 0;
+}
+
+rt_xgroup *rt_xexec_group(rt_xexec *x, rt_group g, FILE *err)
+{
+    for (int i = 0; i < x->n_groups; i++)
+        if (x->group_keys[i].size == g.size && x->group_keys[i].stride == g.stride)
+            return x->groups[i];
+    rt_group *k = realloc(x->group_keys, sizeof *k * (size_t)(x->n_groups + 1));
+    if (k) x->group_keys = k;
+    rt_xgroup **v = realloc(x->groups, sizeof *v * (size_t)(x->n_groups + 1));
+    if (v) x->groups = v;
+    if (!k || !v) {
+        fprintf(err, "exec: out of host memory\n");
+        return NULL;
+    }
+    rt_xgroup *grp = x->comm->ops->group_open(x->comm, g, err);
+    if (!grp) return NULL;
+    x->group_keys[x->n_groups] = g;
+    x->groups[x->n_groups++] = grp;
+    return grp;
+}
+
+void rt_xexec_count(rt_xexec *x, int op, double bytes, double recv_bytes)
+{
+    if (!x->counting) return;
+    x->moved[op].bytes += bytes;
+    x->moved[op].recv_bytes += recv_bytes;
+    x->moved[op].seen = 1;
+}
+
+void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t *recv, int n)
+{
+    if (!x->counting) return;
+    rt_xbytes *m = &x->moved[op];
+    if (!m->send) {
+        m->send = calloc((size_t)n, sizeof(uint64_t));
+        m->recv = calloc((size_t)n, sizeof(uint64_t));
+        if (!m->send || !m->recv) return; /* the check then reports the op as uncounted */
+    }
+    for (int k = 0; k < n; k++) {
+        m->send[k] += send[k], m->recv[k] += recv[k];
+        m->bytes += (double)send[k], m->recv_bytes += (double)recv[k];
+    }
+    m->seen = 1;
+}
+
+/* Every op must have an executor: a plan whose ops carry no role is not executable yet. */
+static int check_executable(const rt_xexec *x, FILE *err)
+{
+    const rt_scenario *s = x->s;
+    if (s->plan.overlap != RT_OVERLAP_SYNC) {
+        fprintf(err,
+                "exec: plan.overlap '%s' is not executed by rectwin-exec yet; allowed: sync "
+                "(rectwin sim predicts it)\n",
+                rt_overlap_names[s->plan.overlap]);
+        return -1;
+    }
+    for (int o = 0; o < x->g->n_ops; o++)
+        if (x->g->ops[o].role == RT_ROLE_NONE) {
+            fprintf(
+                err,
+                "exec: plan '%s' builds op '%s' (phase %s), which rectwin-exec cannot run "
+                "yet; executable plans: flat, fused (grouping, dedup none), hsp (sync sparse)\n",
+                s->plan.name, x->g->ops[o].name ? x->g->ops[o].name : "?",
+                x->g->phases[x->g->ops[o].phase]);
+            return -1;
+        }
+    return 0;
+}
+
+static int alloc_batch_buffers(rt_xexec *x, FILE *err)
+{
+    int T = x->s->model.n_tables;
+    x->emb = calloc((size_t)(T ? T : 1), sizeof(float *));
+    x->emb_buf = calloc((size_t)(T ? T : 1), sizeof(rt_xbuf));
+    x->d_offsets = calloc((size_t)(T ? T : 1), sizeof(int64_t *));
+    x->h_offsets = calloc((size_t)(T ? T : 1), sizeof(int64_t *));
+    x->off_buf = calloc((size_t)(T ? T : 1), sizeof(rt_xbuf));
+    x->moved = calloc((size_t)x->g->n_ops, sizeof(rt_xbytes));
+    if (!x->emb || !x->emb_buf || !x->d_offsets || !x->h_offsets || !x->off_buf || !x->moved) {
+        fprintf(err, "exec: out of host memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev *d, rt_xcomm *c,
+                  FILE *err)
+{
+    memset(x, 0, sizeof *x);
+    x->s = s, x->g = g, x->dev = d, x->comm = c;
+    x->rank = c->rank, x->world = c->world;
+    if (check_executable(x, err) || alloc_batch_buffers(x, err)) return -1;
+    if (!(x->world_grp = rt_xexec_group(x, (rt_group){x->world, 1}, err))) return -1;
+    if (rt_xemb_setup(x, err)) return -1;
+    const rt_training *tr = &s->model.training;
+    rt_dnet_opt opt = {tr->dense_optimizer == RT_OPT_ADAM ? RT_KOPT_ADAM : RT_KOPT_SGD,
+                       (float)tr->dense_lr, (float)tr->beta1, (float)tr->beta2, (float)tr->eps};
+    int64_t max_tokens = 0;
+    for (int t = 0; t < s->model.n_tables; t++)
+        if (s->model.tables[t].sequence) {
+            int max = s->workload.has_seq_len ? s->workload.seq_len.max : 0;
+            max_tokens += (int64_t)(max > 0 ? max : s->model.seq_len) * s->workload.batch_per_rank;
+        }
+    x->net = rt_dnet_new(&s->model, d, s->workload.batch_per_rank, max_tokens, s->workload.seed,
+                         opt, err);
+    return x->net ? 0 : -1;
+}
+
+void rt_xexec_close(rt_xexec *x)
+{
+    if (x->net) rt_dnet_free(x->net);
+    rt_xemb_free(x);
+    if (x->dev) rt_xtables_free(&x->tables, x->dev);
+    int T = x->s ? x->s->model.n_tables : 0;
+    for (int t = 0; t < T; t++) {
+        if (x->emb_buf) rt_xbuf_free(x->dev, &x->emb_buf[t]);
+        if (x->off_buf) rt_xbuf_free(x->dev, &x->off_buf[t]);
+        if (x->h_offsets) free(x->h_offsets[t]);
+    }
+    if (x->dense_buf.p) rt_xbuf_free(x->dev, &x->dense_buf);
+    if (x->label_buf.p) rt_xbuf_free(x->dev, &x->label_buf);
+    for (int i = 0; i < x->n_groups; i++)
+        x->comm->ops->group_close(x->comm, x->groups[i]);
+    for (int o = 0; x->moved && o < x->g->n_ops; o++)
+        free(x->moved[o].send), free(x->moved[o].recv);
+    free(x->moved), free(x->groups), free(x->group_keys), free(x->emb), free(x->emb_buf);
+    free(x->d_offsets), free(x->h_offsets), free(x->off_buf);
+    rt_xbatch_free(&x->batch);
+    memset(x, 0, sizeof *x);
+}
+
+/* Uploads the iteration's dense features, labels and sequence offsets and sizes the
+ * embedding buffers the exchanges recover into. */
+int rt_xexec_load_batch(rt_xexec *x, FILE *err)
+{
+    const rt_scenario *s = x->s;
+    rt_xdev *d = x->dev;
+    int b = x->batch.batch, nd = s->model.dense_features;
+    size_t db = sizeof(float) * (size_t)b * (size_t)(nd ? nd : 1), lb = sizeof(float) * (size_t)b;
+    if (rt_xbuf_reserve(d, &x->dense_buf, db, err) || rt_xbuf_reserve(d, &x->label_buf, lb, err))
+        return -1;
+    if (d->ops->copy(d, x->dense_buf.p, x->batch.dense, db, RT_XCOPY_H2D) ||
+        d->ops->copy(d, x->label_buf.p, x->batch.labels, lb, RT_XCOPY_H2D))
+        return -1;
+    x->d_dense = nd ? x->dense_buf.p : NULL, x->d_labels = x->label_buf.p;
+    for (int t = 0; t < s->model.n_tables; t++) {
+        const rt_table *tb = &s->model.tables[t];
+        const rt_feature_batch *fb = &x->batch.f[t];
+        size_t rows = tb->sequence ? (size_t)fb->n_ids : (size_t)b;
+        if (rt_xbuf_reserve(d, &x->emb_buf[t], rows * (size_t)tb->dim * sizeof(float), err))
+            return -1;
+        x->emb[t] = x->emb_buf[t].p;
+        if (!tb->sequence) continue;
+        free(x->h_offsets[t]);
+        if (!(x->h_offsets[t] = malloc(sizeof(int64_t) * (size_t)(b + 1)))) {
+            fprintf(err, "exec: out of host memory\n");
+            return -1;
+        }
+        x->h_offsets[t][0] = 0;
+        for (int i = 0; i < b; i++)
+            x->h_offsets[t][i + 1] = x->h_offsets[t][i] + fb->lengths[i];
+        size_t ob = sizeof(int64_t) * (size_t)(b + 1);
+        if (rt_xbuf_reserve(d, &x->off_buf[t], ob, err) ||
+            d->ops->copy(d, x->off_buf[t].p, x->h_offsets[t], ob, RT_XCOPY_H2D))
+            return -1;
+        x->d_offsets[t] = x->off_buf[t].p;
+    }
+    return 0;
+}

@@ -1,0 +1,541 @@
+/* rectwin-exec's dense net on the cpu device: analytic gradients against finite differences,
+ * the global-mean scaling of data parallelism, training on planted data, deterministic
+ * initialization, and refusal of what it cannot run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "cfg.h"
+#include "dense_net.h"
+#include "device.h"
+#include "model.h"
+#include "model_cost.h"
+
+/* DLRM shape: bottom mlp, dot over the bottom output and three embeddings, top mlp. */
+static const char *const dlrm_text =
+    "name: tiny-dlrm\n"
+    "source: unit test\n"
+    "dense_features: 5\n"
+    "loss: bce\n"
+    "defaults: {dim: 4}\n"
+    "tables:\n"
+    "  - {name: a, rows: 50}\n"
+    "  - {name: b, rows: 50}\n"
+    "  - {name: c, rows: 50}\n"
+    "layers:\n"
+    "  - {type: mlp, name: bottom, input: [dense], sizes: [8, 4]}\n"
+    "  - {type: dot, name: interaction, input: [bottom, "
+    "embeddings]}\n"
+    "  - {type: mlp, name: top, sizes: [8, 1]}\n";
+
+/* DCN shape with unequal table widths (concatenation granules of 1) and fan-out: the bottom
+ * output and the embeddings feed both the cross network and the top mlp, so their gradients
+ * are sums over two consumers. */
+static const char *const dcn_text =
+    "name: tiny-dcn\n"
+    "source: unit test\n"
+    "dense_features: 5\n"
+    "loss: bce\n"
+    "tables:\n"
+    "  - {name: a, rows: 50, dim: 4}\n"
+    "  - {name: b, rows: 50, dim: 6}\n"
+    "  - {name: c, rows: 50, dim: 3}\n"
+    "layers:\n"
+    "  - {type: mlp, name: bottom, input: [dense], sizes: [6, 4]}\n"
+    "  - {type: dcn, name: cross, input: [bottom, embeddings], num_layers: 2, rank: 3}\n"
+    "  - {type: mlp, name: top, input: [cross, bottom, embeddings], sizes: [8, 1]}\n";
+
+/* A cross network straight on the dense features: no input wants a gradient, and table a
+ * feeds nothing, so its embedding gradient must come back zero. */
+static const char *const dense_dcn_text =
+    "name: dense-dcn\n"
+    "source: unit test\n"
+    "dense_features: 6\n"
+    "tables: [{name: a, rows: 9, dim: 2}]\n"
+    "layers:\n"
+    "  - {type: dcn, name: cross, input: [dense], num_layers: 3, rank: 2}\n"
+    "  - {type: mlp, name: top, sizes: [5, 1]}\n";
+
+/* ---- model and device ------------------------------------------------------------------ */
+
+static int load_file(const char *path, rt_model *m, char **msg)
+{
+    size_t len = 0;
+    FILE *err = open_memstream(msg, &len);
+    assert_non_null(err);
+    rt_cfg *cfg = rt_cfg_load(path, err);
+    assert_non_null(cfg);
+    int rc = rt_model_parse(cfg, rt_cfg_root(cfg), m, 0);
+    if (!rc) rc = rt_model_compute_costs(m, err);
+    rt_cfg_free(cfg);
+    fclose(err);
+    return rc;
+}
+
+static void load_text(const char *text, rt_model *m)
+{
+    char path[] = "/tmp/rt_test_dnet_XXXXXX", *msg = NULL;
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    int rc = load_file(path, m, &msg);
+    unlink(path);
+    if (rc) fail_msg("model does not load: %s", msg);
+    free(msg);
+}
+
+static void open_cpu(rt_xdev *d)
+{
+    memset(d, 0, sizeof *d);
+    d->ops = rt_xdev_find("cpu");
+    assert_non_null(d->ops);
+    assert_int_equal(d->ops->open(d, 0, 4, RT_XMATH_FP32, stderr), 0);
+}
+
+static float *upload(rt_xdev *d, const float *h, int64_t n)
+{
+    float *p = d->ops->alloc(d, sizeof *p * (size_t)n);
+    assert_non_null(p);
+    assert_int_equal(d->ops->copy(d, p, h, sizeof *p * (size_t)n, RT_XCOPY_H2D), 0);
+    return p;
+}
+
+static void download(rt_xdev *d, float *h, const float *p, int64_t n)
+{
+    assert_int_equal(d->ops->sync(d), 0);
+    assert_int_equal(d->ops->copy(d, h, p, sizeof *h * (size_t)n, RT_XCOPY_D2H), 0);
+}
+
+/* ---- data ------------------------------------------------------------------------------ */
+
+static double uniform(uint64_t *s, double a)
+{
+    *s += 0x9e3779b97f4a7c15ULL;
+    return a * (2.0 * (double)(rt_kmix64(*s) >> 11) * 0x1.0p-53 - 1.0);
+}
+
+/* One batch on the host and the device: dense features, pooled embeddings, labels. */
+typedef struct {
+    int batch, nt;
+    int64_t nfeat; /* dense + all embedding widths: the planted projection's input */
+    float *h_dense, *h_labels, *h_emb[8];
+    float *dense, *labels, *emb[8];
+} data;
+
+static void data_make(rt_xdev *d, const rt_model *m, int batch, uint64_t seed, int planted,
+                      double scale, data *x)
+{
+    memset(x, 0, sizeof *x);
+    x->batch = batch;
+    x->nt = m->n_tables;
+    assert_true(x->nt <= 8);
+    uint64_t s = seed;
+    x->h_dense = malloc(sizeof(float) * (size_t)(batch * m->dense_features));
+    x->h_labels = malloc(sizeof(float) * (size_t)batch);
+    assert_non_null(x->h_dense);
+    assert_non_null(x->h_labels);
+    for (int i = 0; i < batch * m->dense_features; i++)
+        x->h_dense[i] = (float)uniform(&s, scale);
+    x->nfeat = m->dense_features;
+    for (int t = 0; t < x->nt; t++) {
+        int dim = m->tables[t].dim;
+        x->h_emb[t] = malloc(sizeof(float) * (size_t)(batch * dim));
+        assert_non_null(x->h_emb[t]);
+        for (int i = 0; i < batch * dim; i++)
+            x->h_emb[t][i] = (float)uniform(&s, 0.5 * scale);
+        x->nfeat += dim;
+    }
+    /* Planted: the label is the sign of a fixed random projection of all inputs. */
+    double proj[256];
+    assert_true(x->nfeat <= 256);
+    for (int64_t k = 0; k < x->nfeat; k++)
+        proj[k] = uniform(&s, 1.0);
+    for (int b = 0; b < batch; b++) {
+        double z = 0;
+        int64_t k = 0;
+        for (int j = 0; j < m->dense_features; j++)
+            z += proj[k++] * x->h_dense[b * m->dense_features + j];
+        for (int t = 0; t < x->nt; t++)
+            for (int j = 0; j < m->tables[t].dim; j++)
+                z += proj[k++] * x->h_emb[t][b * m->tables[t].dim + j];
+        x->h_labels[b] = planted ? (z > 0) : (uniform(&s, 1.0) > 0);
+    }
+    x->dense = upload(d, x->h_dense, batch * m->dense_features);
+    x->labels = upload(d, x->h_labels, batch);
+    for (int t = 0; t < x->nt; t++)
+        x->emb[t] = upload(d, x->h_emb[t], batch * (int64_t)m->tables[t].dim);
+}
+
+static void data_free(rt_xdev *d, data *x)
+{
+    d->ops->release(d, x->dense);
+    d->ops->release(d, x->labels);
+    free(x->h_dense);
+    free(x->h_labels);
+    for (int t = 0; t < x->nt; t++) {
+        d->ops->release(d, x->emb[t]);
+        free(x->h_emb[t]);
+    }
+}
+
+/* Rows [first, first + batch) of X as a batch of a global batch of GLOBAL samples. */
+static rt_dnet_batch batch_of(const rt_model *m, data *x, int first, int batch, double global)
+{
+    static float *emb[8];
+    for (int t = 0; t < x->nt; t++)
+        emb[t] = x->emb[t] + (int64_t)first * m->tables[t].dim;
+    return (rt_dnet_batch){.batch = batch,
+                           .global_batch = global,
+                           .dense = x->dense + (int64_t)first * m->dense_features,
+                           .emb = emb,
+                           .labels = x->labels + first};
+}
+
+/* ---- iteration ------------------------------------------------------------------------- */
+
+static rt_dnet *net_new(const rt_model *m, rt_xdev *d, int max_batch, uint64_t seed,
+                        rt_dnet_opt opt)
+{
+    rt_dnet *n = rt_dnet_new(m, d, max_batch, 0, seed, opt, stderr);
+    assert_non_null(n);
+    return n;
+}
+
+static double forward_loss(rt_dnet *n, const rt_model *m)
+{
+    for (int l = 0; l < m->n_layers; l++)
+        assert_int_equal(rt_dnet_forward(n, l, stderr), 0);
+    assert_int_equal(rt_dnet_loss(n, stderr), 0);
+    return rt_dnet_loss_value(n);
+}
+
+static double iterate(rt_dnet *n, const rt_model *m, const rt_dnet_batch *b)
+{
+    assert_int_equal(rt_dnet_set_batch(n, b, stderr), 0);
+    double loss = forward_loss(n, m);
+    for (int l = m->n_layers - 1; l >= 0; l--)
+        assert_int_equal(rt_dnet_backward(n, l, stderr), 0);
+    return loss;
+}
+
+static const rt_dnet_opt sgd = {RT_KOPT_SGD, 0.1f, 0, 0, 0};
+
+/* ---- (1) gradient check ---------------------------------------------------------------- */
+
+/* Central differences in fp32. The loss comes back as an fp32 number (about 0.7, ulp 6e-8)
+ * from an fp32 forward, so L(w+h) - L(w-h) is only known to a few ulps and the difference
+ * quotient to about 4 ulp / 2h = 6e-5 at h = 2e-3 (that is the absolute floor), while its
+ * truncation error is O(h^2) and h is small enough that no ReLU kink is crossed here.
+ * Gradients well above the floor must then agree to 1 %. */
+#define FD_H 2e-3
+#define FD_REL 1e-2
+
+static double fd_floor(double loss)
+{
+    return 4 * (nextafterf((float)loss, INFINITY) - (float)loss) / (2 * FD_H);
+}
+
+/* Returns whether the gradient was large enough against the floor to count as a real test. */
+static int grad_close(double analytic, double fd, double floor, const char *what, int64_t i)
+{
+    double tol = FD_REL * fmax(fabs(analytic), fabs(fd)) + floor;
+    if (!(fabs(analytic - fd) <= tol))
+        fail_msg("%s %lld: analytic %.6g, finite difference %.6g", what, (long long)i, analytic,
+                 fd);
+    return fabs(fd) > 10 * floor;
+}
+
+static double fd_param(rt_dnet *n, const rt_model *m, rt_xdev *d, float *w, int64_t np, int64_t i)
+{
+    float *p = rt_dnet_params(n, NULL), keep = w[i];
+    w[i] = keep + (float)FD_H;
+    assert_int_equal(d->ops->copy(d, p, w, sizeof *w * (size_t)np, RT_XCOPY_H2D), 0);
+    double up = forward_loss(n, m);
+    w[i] = keep - (float)FD_H;
+    assert_int_equal(d->ops->copy(d, p, w, sizeof *w * (size_t)np, RT_XCOPY_H2D), 0);
+    double down = forward_loss(n, m);
+    w[i] = keep;
+    assert_int_equal(d->ops->copy(d, p, w, sizeof *w * (size_t)np, RT_XCOPY_H2D), 0);
+    return (up - down) / (2 * FD_H);
+}
+
+static double fd_emb(rt_dnet *n, const rt_model *m, rt_xdev *d, data *x, int t, int64_t i)
+{
+    int64_t len = (int64_t)x->batch * m->tables[t].dim;
+    float *h = x->h_emb[t], keep = h[i];
+    h[i] = keep + (float)FD_H;
+    assert_int_equal(d->ops->copy(d, x->emb[t], h, sizeof *h * (size_t)len, RT_XCOPY_H2D), 0);
+    double up = forward_loss(n, m);
+    h[i] = keep - (float)FD_H;
+    assert_int_equal(d->ops->copy(d, x->emb[t], h, sizeof *h * (size_t)len, RT_XCOPY_H2D), 0);
+    double down = forward_loss(n, m);
+    h[i] = keep;
+    assert_int_equal(d->ops->copy(d, x->emb[t], h, sizeof *h * (size_t)len, RT_XCOPY_H2D), 0);
+    return (up - down) / (2 * FD_H);
+}
+
+static void grad_check(const char *text)
+{
+    rt_model m = {0};
+    rt_xdev d;
+    data x;
+    load_text(text, &m);
+    open_cpu(&d);
+    const int B = 6;
+    data_make(&d, &m, B, 7, 0, 2.0, &x);
+    /* max_batch above the batch: the index maps are used through their prefixes. */
+    rt_dnet *n = net_new(&m, &d, 8, 11, sgd);
+    rt_dnet_batch b = batch_of(&m, &x, 0, B, B);
+    double floor = fd_floor(iterate(n, &m, &b));
+
+    int64_t np;
+    rt_dnet_params(n, &np);
+    float *g = malloc(sizeof *g * (size_t)np), *w = malloc(sizeof *w * (size_t)np);
+    assert_non_null(g);
+    assert_non_null(w);
+    download(&d, g, rt_dnet_grads(n, NULL), np);
+    download(&d, w, rt_dnet_params(n, NULL), np);
+    float *ge[8];
+    for (int t = 0; t < m.n_tables; t++) {
+        int64_t len = (int64_t)B * m.tables[t].dim;
+        ge[t] = malloc(sizeof(float) * (size_t)len);
+        assert_non_null(ge[t]);
+        download(&d, ge[t], rt_dnet_emb_grad(n, t), len);
+    }
+
+    /* Weights spread over the whole flat buffer (every layer), and every table's inputs. */
+    const int K = 40;
+    int significant = 0, checked = 0;
+    for (int k = 0; k < K; k++) {
+        int64_t i = ((2 * (int64_t)k + 1) * np) / (2 * K);
+        significant += grad_close(g[i], fd_param(n, &m, &d, w, np, i), floor, "weight", i);
+        checked++;
+    }
+    for (int t = 0; t < m.n_tables; t++)
+        for (int k = 0; k < 4; k++) {
+            int64_t len = (int64_t)B * m.tables[t].dim, i = (k * 7 + t) % len;
+            significant += grad_close(ge[t][i], fd_emb(n, &m, &d, &x, t, i), floor, "embedding", i);
+            checked++;
+        }
+    /* Most of the checked gradients must be large enough to test something. */
+    assert_true(significant * 2 > checked);
+
+    rt_dnet_free(n);
+    for (int t = 0; t < m.n_tables; t++)
+        free(ge[t]);
+    free(g);
+    free(w);
+    data_free(&d, &x);
+    assert_int_equal(d.bytes_now, 0);
+    d.ops->close(&d);
+    rt_model_free(&m);
+}
+
+static void test_grad_dlrm(void **state)
+{
+    (void)state;
+    grad_check(dlrm_text);
+}
+
+static void test_grad_dcn(void **state)
+{
+    (void)state;
+    grad_check(dcn_text);
+}
+
+static void test_grad_dcn_on_dense(void **state)
+{
+    (void)state;
+    grad_check(dense_dcn_text);
+}
+
+/* ---- data parallel: gradients of the global mean ---------------------------------------- */
+
+static void grads_of(rt_dnet *n, const rt_model *m, rt_xdev *d, rt_dnet_batch b, float *g,
+                     int64_t np)
+{
+    iterate(n, m, &b);
+    download(d, g, rt_dnet_grads(n, NULL), np);
+}
+
+/* Two ranks with half the batch each: their gradients sum to the one-rank full-batch ones. */
+static void test_global_mean(void **state)
+{
+    (void)state;
+    rt_model m = {0};
+    rt_xdev d;
+    data x;
+    load_text(dcn_text, &m);
+    open_cpu(&d);
+    const int B = 8;
+    data_make(&d, &m, B, 3, 0, 1.0, &x);
+    rt_dnet *n = net_new(&m, &d, B, 5, sgd);
+    int64_t np;
+    rt_dnet_params(n, &np);
+    float *full = malloc(sizeof(float) * (size_t)np * 3);
+    assert_non_null(full);
+    float *r0 = full + np, *r1 = full + 2 * np;
+    grads_of(n, &m, &d, batch_of(&m, &x, 0, B, B), full, np);
+    grads_of(n, &m, &d, batch_of(&m, &x, 0, B / 2, B), r0, np);
+    grads_of(n, &m, &d, batch_of(&m, &x, B / 2, B / 2, B), r1, np);
+    double norm = 0;
+    for (int64_t i = 0; i < np; i++) {
+        assert_true(fabsf(r0[i] + r1[i] - full[i]) <= 1e-5f * (1 + fabsf(full[i])));
+        norm += (double)full[i] * full[i];
+    }
+    assert_true(norm > 1e-6);
+    rt_dnet_free(n);
+    free(full);
+    data_free(&d, &x);
+    d.ops->close(&d);
+    rt_model_free(&m);
+}
+
+/* ---- (2) training on planted data ------------------------------------------------------ */
+
+static void train_planted(const char *text, rt_dnet_opt opt)
+{
+    rt_model m = {0};
+    rt_xdev d;
+    data x;
+    load_text(text, &m);
+    open_cpu(&d);
+    const int B = 64;
+    data_make(&d, &m, B, 21, 1, 1.0, &x);
+    rt_dnet *n = net_new(&m, &d, B, 9, opt);
+    rt_dnet_batch b = batch_of(&m, &x, 0, B, B);
+    double first = 0, last = 0;
+    for (int it = 0; it < 200; it++) {
+        last = iterate(n, &m, &b);
+        if (it == 0) first = last;
+        assert_int_equal(rt_dnet_update(n, stderr), 0);
+    }
+    last = forward_loss(n, &m);
+    print_message("%s: loss %.4f -> %.4f after 200 steps\n", m.name, first, last);
+    assert_true(first > 0.3);
+    assert_true(last < 0.5 * first);
+    assert_int_equal(*rt_dnet_step(n), 200);
+    rt_dnet_free(n);
+    data_free(&d, &x);
+    d.ops->close(&d);
+    rt_model_free(&m);
+}
+
+static void test_train_dlrm_adam(void **state)
+{
+    (void)state;
+    train_planted(dlrm_text, (rt_dnet_opt){RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f});
+}
+
+static void test_train_dcn_sgd(void **state)
+{
+    (void)state;
+    train_planted(dcn_text, (rt_dnet_opt){RT_KOPT_SGD, 0.5f, 0, 0, 0});
+}
+
+/* ---- (3) deterministic initialization -------------------------------------------------- */
+
+static void test_same_seed_same_weights(void **state)
+{
+    (void)state;
+    rt_model m = {0};
+    rt_xdev d;
+    load_text(dlrm_text, &m);
+    open_cpu(&d);
+    rt_dnet *a = net_new(&m, &d, 4, 1234, sgd);
+    rt_dnet *b = net_new(&m, &d, 16, 1234, sgd); /* the batch size must not matter */
+    rt_dnet *c = net_new(&m, &d, 4, 1235, sgd);
+    int64_t na, nb, nc;
+    rt_dnet_params(a, &na);
+    rt_dnet_params(b, &nb);
+    rt_dnet_params(c, &nc);
+    assert_int_equal(na, nb);
+    assert_int_equal(na, nc);
+    /* 5x8+8 + 8x4+4 (bottom) + 10x8+8 + 8x1+1 (top): the dot has no weights. */
+    assert_int_equal(na, 48 + 36 + 88 + 9);
+    float *h = malloc(sizeof *h * (size_t)na * 3);
+    assert_non_null(h);
+    download(&d, h, rt_dnet_params(a, NULL), na);
+    download(&d, h + na, rt_dnet_params(b, NULL), na);
+    download(&d, h + 2 * na, rt_dnet_params(c, NULL), na);
+    assert_memory_equal(h, h + na, sizeof *h * (size_t)na);
+    assert_memory_not_equal(h, h + 2 * na, sizeof *h * (size_t)na);
+    /* uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)): the first tensor has fan-in 5. */
+    for (int i = 0; i < 40; i++)
+        assert_true(fabsf(h[i]) <= 1 / sqrtf(5.0f));
+    free(h);
+    rt_dnet_free(a);
+    rt_dnet_free(b);
+    rt_dnet_free(c);
+    d.ops->close(&d);
+    rt_model_free(&m);
+}
+
+/* ---- (4) refusal ----------------------------------------------------------------------- */
+
+static void expect_refused(rt_model *m, const char *needle)
+{
+    rt_xdev d;
+    open_cpu(&d);
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&msg, &len);
+    assert_non_null(err);
+    rt_dnet *n = rt_dnet_new(m, &d, 4, 64, 1, sgd, err);
+    fclose(err);
+    assert_null(n);
+    if (!strstr(msg, needle)) fail_msg("message '%s' does not name '%s'", msg, needle);
+    assert_int_equal(d.bytes_now, 0);
+    free(msg);
+    d.ops->close(&d);
+}
+
+static void test_unsupported_layer(void **state)
+{
+    (void)state;
+    rt_model m = {0};
+    char path[512], *msg = NULL;
+    snprintf(path, sizeof path, "%s/models/hstu-tiny.yaml", RT_SOURCE_DIR);
+    assert_int_equal(load_file(path, &m, &msg), 0);
+    free(msg);
+    expect_refused(&m, "backbone: type hstu is not supported");
+    rt_model_free(&m);
+
+    load_text("name: moe\nsource: t\ndense_features: 4\ntables: [{name: a, rows: 9}]\n"
+              "layers:\n  - {type: mlp, name: b, sizes: [4]}\n"
+              "  - {type: mmoe, name: head, experts: 2, sizes: [4], tasks: 1, "
+              "tower_sizes: [1]}\n",
+              &m);
+    expect_refused(&m, "head: type mmoe is not supported");
+    rt_model_free(&m);
+
+    load_text("name: wide\nsource: t\ndense_features: 4\ntables: [{name: a, rows: 9}]\n"
+              "layers:\n  - {type: mlp, name: top, sizes: [4, 2]}\n",
+              &m);
+    expect_refused(&m, "one logit per sample");
+    rt_model_free(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grad_dlrm),
+        cmocka_unit_test(test_grad_dcn),
+        cmocka_unit_test(test_grad_dcn_on_dense),
+        cmocka_unit_test(test_global_mean),
+        cmocka_unit_test(test_train_dlrm_adam),
+        cmocka_unit_test(test_train_dcn_sgd),
+        cmocka_unit_test(test_same_seed_same_weights),
+        cmocka_unit_test(test_unsupported_layer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
