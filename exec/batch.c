@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "criteo.h"
 #include "kernels.h"
 
 /* A uniform in [-1, 1) from a hash of its coordinates. */
@@ -53,10 +54,44 @@ static int copy_graph_batch(rt_xbatch *b, const rt_workload *w, int rank, FILE *
     return 0;
 }
 
+/* A data file gives one ID per feature per sample (the Criteo layout): rank r of iteration k
+ * reads samples k x global batch + r x batch onwards, so ranks read disjoint slices. */
+static int read_data(rt_xbatch *b, const rt_scenario *s, int rank, int64_t iteration,
+                     rt_criteo *data, FILE *err)
+{
+    int T = b->n_features, n = b->batch;
+    uint64_t *rows = calloc((size_t)(T ? T : 1), sizeof(uint64_t));
+    uint64_t *cat = malloc(sizeof(uint64_t) * (size_t)n * (size_t)(T ? T : 1));
+    int rc = -1;
+    if (!rows || !cat) {
+        fprintf(err, "exec: out of host memory reading a batch of %d\n", n);
+        goto out;
+    }
+    for (int t = 0; t < T; t++)
+        rows[t] = s->model.tables[t].rows;
+    int64_t first = iteration * (int64_t)b->global_batch + (int64_t)rank * n;
+    if (rt_criteo_read(data, first, n, rows, b->labels, b->dense, cat, err)) goto out;
+    for (int t = 0; t < T; t++) {
+        rt_feature_batch *fb = &b->f[t];
+        fb->batch = n, fb->n_ids = (uint64_t)n;
+        fb->lengths = malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+        fb->ids = malloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
+        if (!fb->lengths || !fb->ids) {
+            fprintf(err, "exec: out of host memory reading a batch of %d\n", n);
+            goto out;
+        }
+        for (int i = 0; i < n; i++)
+            fb->lengths[i] = 1, fb->ids[i] = cat[(size_t)i * T + t];
+    }
+    rc = 0;
+out:
+    free(rows), free(cat);
+    return rc;
+}
+
 int rt_xbatch_make(rt_xbatch *b, const rt_scenario *s, const rt_workload *graph_batch, int rank,
                    int64_t iteration, struct rt_criteo *data, FILE *err)
 {
-    (void)data;
     memset(b, 0, sizeof *b);
     b->n_features = s->model.n_tables;
     b->batch = s->workload.batch_per_rank;
@@ -69,6 +104,13 @@ int rt_xbatch_make(rt_xbatch *b, const rt_scenario *s, const rt_workload *graph_
         fprintf(err, "exec: out of host memory for a batch of %d\n", b->batch);
         rt_xbatch_free(b);
         return -1;
+    }
+    if (data) {
+        if (read_data(b, s, rank, iteration, data, err)) {
+            rt_xbatch_free(b);
+            return -1;
+        }
+        return 0;
     }
     int rc =
         iteration == 0 && graph_batch && graph_batch->exact

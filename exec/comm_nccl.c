@@ -169,6 +169,12 @@ static int make_id(nccl_bootstrap *b)
     return 0;
 }
 
+static int gather_ranks(const rt_xcomm *c, const rt_xgroup *grp, int *got)
+{
+    RT_MPI_CHECK(MPI_Allgather(&c->rank, 1, MPI_INT, got, 1, MPI_INT, grp->mpi));
+    return 0;
+}
+
 /* Collective over the world: every rank runs the split, then the group's members the
  * bootstrap and ncclCommInitRank. */
 static int group_setup(rt_xcomm *c, rt_xgroup *grp)
@@ -188,8 +194,7 @@ static int group_setup(rt_xcomm *c, rt_xgroup *grp)
         nccl_abort(c, 1);
         return -1;
     }
-    const int gathered =
-        MPI_Allgather(&c->rank, 1, MPI_INT, got, 1, MPI_INT, grp->mpi) == MPI_SUCCESS;
+    const int gathered = gather_ranks(c, grp, got) == 0;
     int same = gathered && size == g.size && index == grp->index;
     for (int k = 0; same && k < size; k++)
         same = got[k] == grp->members[k];

@@ -319,6 +319,17 @@ static int cuda_zero(rt_xdev *d, void *p, size_t bytes)
     return 0;
 }
 
+static int cuda_copy2d(rt_xdev *d, void *dst, size_t dpitch, const void *src, size_t spitch,
+                       size_t width, size_t height)
+{
+    cudaStream_t st = cur_stream(d);
+    if (!st) return -1;
+    if (!width || !height) return 0;
+    RT_XCUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height,
+                                     cudaMemcpyDeviceToDevice, st));
+    return 0;
+}
+
 static int cuda_sync(rt_xdev *d)
 {
     cuda_dev *x = dev_of(d);
@@ -503,6 +514,7 @@ const rt_xdev_ops rt_xdev_cuda = {
     .release = cuda_release,
     .copy = cuda_copy,
     .zero = cuda_zero,
+    .copy2d = cuda_copy2d,
     .sync = cuda_sync,
     .mark = cuda_mark,
     .wait_mark = cuda_wait_mark,

@@ -27,7 +27,7 @@ rt_kstatus rt_kcuda_ctx_create(cudaStream_t stream, rt_kcuda_ctx **out)
     }
     if (cublasSetStream(c->blas, stream) != CUBLAS_STATUS_SUCCESS ||
         cudaMalloc((void **)&c->err, sizeof(int)) != cudaSuccess ||
-        cudaMemset(c->err, 0, sizeof(int)) != cudaSuccess) {
+        cudaMemsetAsync(c->err, 0, sizeof(int), stream) != cudaSuccess) {
         rt_kcuda_ctx_free(c);
         return RT_K_EDEVICE;
     }
@@ -48,6 +48,29 @@ void rt_kcuda_ctx_free(rt_kcuda_ctx *c)
     free(c);
 }
 
+rt_kstatus rt_kcuda_ctx_set_math(rt_kcuda_ctx *c, rt_kcuda_math math)
+{
+    if (!c) return RT_K_EINVAL;
+    cublasMath_t mode;
+    switch (math) {
+    case RT_KCUDA_MATH_TF32:
+        mode = CUBLAS_TF32_TENSOR_OP_MATH;
+        break;
+    /* The fast 16-bit compute types are chosen per call (cublasGemmEx in dense.cu); the
+     * handle's mode must then not add TF32 on top. */
+    case RT_KCUDA_MATH_FP32:
+    case RT_KCUDA_MATH_BF16:
+    case RT_KCUDA_MATH_FP16:
+        mode = CUBLAS_DEFAULT_MATH;
+        break;
+    default:
+        return RT_K_EINVAL;
+    }
+    RT_CUBLAS_CHECK(cublasSetMathMode(c->blas, mode));
+    c->math = math;
+    return RT_K_OK;
+}
+
 cudaStream_t rt_kcuda_ctx_stream(const rt_kcuda_ctx *c)
 {
     return c->stream;
@@ -61,7 +84,7 @@ rt_kstatus rt_kcuda_ctx_sync(rt_kcuda_ctx *c)
         cudaMemcpyAsync(&flagged, c->err, sizeof flagged, cudaMemcpyDeviceToHost, c->stream));
     RT_CUDA_CHECK(cudaStreamSynchronize(c->stream));
     RT_CUDA_CHECK(cudaGetLastError());
-    if (flagged) RT_CUDA_CHECK(cudaMemset(c->err, 0, sizeof(int)));
+    if (flagged) RT_CUDA_CHECK(cudaMemsetAsync(c->err, 0, sizeof(int), c->stream));
     return (rt_kstatus)flagged;
 }
 

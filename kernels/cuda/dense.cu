@@ -30,9 +30,19 @@ rt_kstatus rt_kcuda_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t
         return RT_K_OK;
     }
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
-    RT_CUBLAS_CHECK(cublasSgemm(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha,
-                                b, (int)ldb, a, (int)lda, &beta, cm, (int)ldc));
+    const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (c->math == RT_KCUDA_MATH_BF16 || c->math == RT_KCUDA_MATH_FP16) {
+        /* fp32 storage, 16-bit tensor-core inputs, fp32 accumulation. */
+        const cublasComputeType_t ct = c->math == RT_KCUDA_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
+                                                                     : CUBLAS_COMPUTE_32F_FAST_16F;
+        RT_CUBLAS_CHECK(cublasGemmEx(c->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha, b,
+                                     CUDA_R_32F, (int)ldb, a, CUDA_R_32F, (int)lda, &beta, cm,
+                                     CUDA_R_32F, (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
+        return RT_K_OK;
+    }
+    RT_CUBLAS_CHECK(cublasSgemm(c->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha, b, (int)ldb, a,
+                                (int)lda, &beta, cm, (int)ldc));
     return RT_K_OK;
 }
 

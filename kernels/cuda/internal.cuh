@@ -15,7 +15,8 @@ struct rt_kcuda_ctx {
     cublasHandle_t blas;
     void *ws;
     size_t ws_bytes;
-    int *err; /* device: first rt_kstatus a kernel flagged, 0 when none */
+    int *err;           /* device: first rt_kstatus a kernel flagged, 0 when none */
+    rt_kcuda_math math; /* how rt_kcuda_gemm calls cuBLAS (rt_kcuda_ctx_set_math) */
 };
 
 enum { RT_KCUDA_THREADS = 256 };

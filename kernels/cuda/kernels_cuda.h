@@ -28,6 +28,19 @@ rt_kstatus rt_kcuda_ctx_sync(rt_kcuda_ctx *c);
 /* Number of usable GPUs (0 when the driver or device is missing). */
 int rt_kcuda_device_count(void);
 
+/* GEMM math of the context (every rt_kcuda_gemm and the kernels built on it); data stays fp32
+ * in every mode. FP32, the default: plain fp32. TF32: cuBLAS TF32 tensor-core math mode on the
+ * context's handle. BF16 / FP16: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_16BF / _16F, which
+ * lets cuBLAS round the inputs to bf16 / fp16 and accumulate in fp32. */
+typedef enum {
+    RT_KCUDA_MATH_FP32,
+    RT_KCUDA_MATH_TF32,
+    RT_KCUDA_MATH_BF16,
+    RT_KCUDA_MATH_FP16
+} rt_kcuda_math;
+/* RT_K_EINVAL for an unknown mode, RT_K_EDEVICE when cuBLAS refuses the math mode. */
+rt_kstatus rt_kcuda_ctx_set_math(rt_kcuda_ctx *c, rt_kcuda_math math);
+
 /* embedding */
 rt_kstatus rt_kcuda_gather_pool(const rt_ktable *t, const int64_t *ids, const int64_t *offsets,
                                 int64_t nbags, rt_kpool pool, float *out, rt_kcuda_ctx *c);
@@ -113,6 +126,11 @@ rt_kstatus rt_kcuda_sampled_softmax(const float *q, const float *pos, const floa
                                     const float *logq, int64_t batch, int64_t nneg, int64_t d,
                                     float temperature, float *loss, float *dq, float *dpos,
                                     float *dneg, rt_kcuda_ctx *c);
+
+/* dense optimizer (kernels.h rt_kcpu_axpy, rt_kcpu_adam); opt is a host pointer */
+rt_kstatus rt_kcuda_axpy(int64_t n, float a, const float *x, float *y, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_adam(int64_t n, const rt_kadam *opt, float *w, const float *g, float *m,
+                         float *v, rt_kcuda_ctx *c);
 
 /* Device copy used as the bandwidth reference of the benchmarks. */
 rt_kstatus rt_kcuda_copy(const float *src, int64_t n, float *dst, rt_kcuda_ctx *c);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Faults end every rank quickly and say where: a rank that dies or hangs inside a collective,
+# a world size that does not match the scenario, a plan exec cannot run. Nothing hangs and no
+# result file is written by a failed run.
+source "$(dirname "$0")/lib.sh"
+expect_failure() { # expect_failure NAME PATTERN CMD...
+  local name=$1 pattern=$2
+  shift 2
+  local t0=$SECONDS
+  if timeout 90 "$@" >"$TMP/$name.log" 2>&1; then fail "$name: exit 0"; fi
+  local took=$((SECONDS - t0))
+  [ "$took" -lt 60 ] || fail "$name: took $took s"
+  grep -q -- "$pattern" "$TMP/$name.log" || {
+    cat "$TMP/$name.log"
+    fail "$name: no '$pattern' in the output"
+  }
+  [ ! -e "$TMP/$name.out/summary.json" ] || fail "$name: wrote a summary"
+  echo "ok: $name ($took s)"
+}
+expect_failure hang "rank .: op .* 'embedding_alltoall' .*has not finished" \
+  "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/hang.out" --op-timeout 3 \
+  --inject-fault hang@1:embedding_alltoall
+expect_failure die "injected fault 'die' at op 'gradient_alltoall'" \
+  "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/die.out" --op-timeout 3 \
+  --inject-fault die@2:gradient_alltoall
+world=(mpirun --oversubscribe -np 2)
+if [ "$(id -u)" -eq 0 ]; then world+=(--allow-run-as-root); fi
+expect_failure world "the scenario has 4 ranks .* mpirun started 2" \
+  "${world[@]}" "$EXEC" "$SCEN" --out "$TMP/world.out"
+expect_failure plan "cannot run yet; executable plans" \
+  "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/plan.out" --set plan.name=sptt
+expect_failure device "--device 'tpu' is not built in" \
+  "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/device.out" --device tpu
+echo "faults: 5 passed, 0 failed"
