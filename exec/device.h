@@ -94,6 +94,28 @@ typedef struct rt_xdev_ops {
     rt_kstatus (*axpy)(rt_xdev *d, int64_t n, float a, const float *x, float *y);
     rt_kstatus (*adam)(rt_xdev *d, int64_t n, const rt_kadam *opt, float *w, const float *g,
                        float *m, float *v);
+    /* The generative-recommender blocks (kernels.h: HSTU, FuXi and MMoE pieces). */
+    rt_kstatus (*silu_fwd)(rt_xdev *d, const float *x, int64_t n, float *y);
+    rt_kstatus (*silu_bwd)(rt_xdev *d, const float *x, const float *dy, int64_t n, float *dx);
+    rt_kstatus (*mul_fwd)(rt_xdev *d, const float *a, const float *b, int64_t n, float *y);
+    rt_kstatus (*mul_bwd)(rt_xdev *d, const float *a, const float *b, const float *dy, int64_t n,
+                          float *da, float *db);
+    rt_kstatus (*layernorm_fwd)(rt_xdev *d, const float *x, int64_t rows, int64_t dim, float eps,
+                                float *y, float *mean, float *rstd);
+    rt_kstatus (*layernorm_bwd)(rt_xdev *d, const float *x, const float *dy, int64_t rows,
+                                int64_t dim, const float *mean, const float *rstd, float *dx);
+    rt_kstatus (*softmax_fwd)(rt_xdev *d, const float *x, int64_t rows, int64_t dim, float *y);
+    rt_kstatus (*softmax_bwd)(rt_xdev *d, const float *y, const float *dy, int64_t rows,
+                              int64_t dim, float *dx);
+    rt_kstatus (*mix_fwd)(rt_xdev *d, const float *x, const float *g, int64_t rows, int64_t nexp,
+                          int64_t dim, float *y);
+    rt_kstatus (*mix_bwd)(rt_xdev *d, const float *x, const float *g, const float *dy, int64_t rows,
+                          int64_t nexp, int64_t dim, float *dx, float *dg);
+    rt_kstatus (*relpos_attn_fwd)(rt_xdev *d, const float *v, const int64_t *offsets, int64_t nseq,
+                                  const rt_khstu_cfg *c, const float *rab, float *out);
+    rt_kstatus (*relpos_attn_bwd)(rt_xdev *d, const float *v, const int64_t *offsets, int64_t nseq,
+                                  const rt_khstu_cfg *c, const float *rab, const float *dout,
+                                  float *dv, float *drab);
 } rt_xdev_ops;
 
 struct rt_xdev {

@@ -271,6 +271,91 @@ static rt_kstatus rt_xcpu_adam(rt_xdev *d, int64_t n, const rt_kadam *opt, float
     return rt_kcpu_adam(n, opt, w, g, m, v);
 }
 
+static rt_kstatus rt_xcpu_silu_fwd(rt_xdev *d, const float *x, int64_t n, float *y)
+{
+    (void)d;
+    return rt_kcpu_silu_fwd(x, n, y);
+}
+
+static rt_kstatus rt_xcpu_silu_bwd(rt_xdev *d, const float *x, const float *dy, int64_t n,
+                                   float *dx)
+{
+    (void)d;
+    return rt_kcpu_silu_bwd(x, dy, n, dx);
+}
+
+static rt_kstatus rt_xcpu_mul_fwd(rt_xdev *d, const float *a, const float *b, int64_t n, float *y)
+{
+    (void)d;
+    return rt_kcpu_mul_fwd(a, b, n, y);
+}
+
+static rt_kstatus rt_xcpu_mul_bwd(rt_xdev *d, const float *a, const float *b, const float *dy,
+                                  int64_t n, float *da, float *db)
+{
+    (void)d;
+    return rt_kcpu_mul_bwd(a, b, dy, n, da, db);
+}
+
+static rt_kstatus rt_xcpu_layernorm_fwd(rt_xdev *d, const float *x, int64_t rows, int64_t dim,
+                                        float eps, float *y, float *mean, float *rstd)
+{
+    (void)d;
+    return rt_kcpu_layernorm_fwd(x, rows, dim, eps, y, mean, rstd);
+}
+
+static rt_kstatus rt_xcpu_layernorm_bwd(rt_xdev *d, const float *x, const float *dy, int64_t rows,
+                                        int64_t dim, const float *mean, const float *rstd,
+                                        float *dx)
+{
+    (void)d;
+    return rt_kcpu_layernorm_bwd(x, dy, rows, dim, mean, rstd, dx);
+}
+
+static rt_kstatus rt_xcpu_softmax_fwd(rt_xdev *d, const float *x, int64_t rows, int64_t dim,
+                                      float *y)
+{
+    (void)d;
+    return rt_kcpu_softmax_fwd(x, rows, dim, y);
+}
+
+static rt_kstatus rt_xcpu_softmax_bwd(rt_xdev *d, const float *y, const float *dy, int64_t rows,
+                                      int64_t dim, float *dx)
+{
+    (void)d;
+    return rt_kcpu_softmax_bwd(y, dy, rows, dim, dx);
+}
+
+static rt_kstatus rt_xcpu_mix_fwd(rt_xdev *d, const float *x, const float *g, int64_t rows,
+                                  int64_t nexp, int64_t dim, float *y)
+{
+    (void)d;
+    return rt_kcpu_mix_fwd(x, g, rows, nexp, dim, y);
+}
+
+static rt_kstatus rt_xcpu_mix_bwd(rt_xdev *d, const float *x, const float *g, const float *dy,
+                                  int64_t rows, int64_t nexp, int64_t dim, float *dx, float *dg)
+{
+    (void)d;
+    return rt_kcpu_mix_bwd(x, g, dy, rows, nexp, dim, dx, dg);
+}
+
+static rt_kstatus rt_xcpu_relpos_fwd(rt_xdev *d, const float *v, const int64_t *offsets,
+                                     int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                     float *out)
+{
+    (void)d;
+    return rt_kcpu_relpos_attn_fwd(v, offsets, nseq, c, rab, out);
+}
+
+static rt_kstatus rt_xcpu_relpos_bwd(rt_xdev *d, const float *v, const int64_t *offsets,
+                                     int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                     const float *dout, float *dv, float *drab)
+{
+    (void)d;
+    return rt_kcpu_relpos_attn_bwd(v, offsets, nseq, c, rab, dout, dv, drab);
+}
+
 const rt_xdev_ops rt_xdev_cpu = {
     .name = "cpu",
     .host_memory = 1,
@@ -303,4 +388,16 @@ const rt_xdev_ops rt_xdev_cpu = {
     .copy2d = rt_xcpu_copy2d,
     .axpy = rt_xcpu_axpy,
     .adam = rt_xcpu_adam,
+    .silu_fwd = rt_xcpu_silu_fwd,
+    .silu_bwd = rt_xcpu_silu_bwd,
+    .mul_fwd = rt_xcpu_mul_fwd,
+    .mul_bwd = rt_xcpu_mul_bwd,
+    .layernorm_fwd = rt_xcpu_layernorm_fwd,
+    .layernorm_bwd = rt_xcpu_layernorm_bwd,
+    .softmax_fwd = rt_xcpu_softmax_fwd,
+    .softmax_bwd = rt_xcpu_softmax_bwd,
+    .mix_fwd = rt_xcpu_mix_fwd,
+    .mix_bwd = rt_xcpu_mix_bwd,
+    .relpos_attn_fwd = rt_xcpu_relpos_fwd,
+    .relpos_attn_bwd = rt_xcpu_relpos_bwd,
 };

@@ -325,8 +325,8 @@ static int cuda_copy2d(rt_xdev *d, void *dst, size_t dpitch, const void *src, si
     cudaStream_t st = cur_stream(d);
     if (!st) return -1;
     if (!width || !height) return 0;
-    RT_XCUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height,
-                                     cudaMemcpyDeviceToDevice, st));
+    RT_XCUDA_CHECK(
+        cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, st));
     return 0;
 }
 
@@ -505,6 +505,76 @@ static rt_kstatus k_adam(rt_xdev *d, int64_t n, const rt_kadam *opt, float *w, c
     return rt_kcuda_adam(n, opt, w, g, m, v, ctx_of(d));
 }
 
+static rt_kstatus k_silu_fwd(rt_xdev *d, const float *x, int64_t n, float *y)
+{
+    return rt_kcuda_silu_fwd(x, n, y, ctx_of(d));
+}
+
+static rt_kstatus k_silu_bwd(rt_xdev *d, const float *x, const float *dy, int64_t n, float *dx)
+{
+    return rt_kcuda_silu_bwd(x, dy, n, dx, ctx_of(d));
+}
+
+static rt_kstatus k_mul_fwd(rt_xdev *d, const float *a, const float *b, int64_t n, float *y)
+{
+    return rt_kcuda_mul_fwd(a, b, n, y, ctx_of(d));
+}
+
+static rt_kstatus k_mul_bwd(rt_xdev *d, const float *a, const float *b, const float *dy, int64_t n,
+                            float *da, float *db)
+{
+    return rt_kcuda_mul_bwd(a, b, dy, n, da, db, ctx_of(d));
+}
+
+static rt_kstatus k_layernorm_fwd(rt_xdev *d, const float *x, int64_t rows, int64_t dim, float eps,
+                                  float *y, float *mean, float *rstd)
+{
+    return rt_kcuda_layernorm_fwd(x, rows, dim, eps, y, mean, rstd, ctx_of(d));
+}
+
+static rt_kstatus k_layernorm_bwd(rt_xdev *d, const float *x, const float *dy, int64_t rows,
+                                  int64_t dim, const float *mean, const float *rstd, float *dx)
+{
+    return rt_kcuda_layernorm_bwd(x, dy, rows, dim, mean, rstd, dx, ctx_of(d));
+}
+
+static rt_kstatus k_softmax_fwd(rt_xdev *d, const float *x, int64_t rows, int64_t dim, float *y)
+{
+    return rt_kcuda_softmax_fwd(x, rows, dim, y, ctx_of(d));
+}
+
+static rt_kstatus k_softmax_bwd(rt_xdev *d, const float *y, const float *dy, int64_t rows,
+                                int64_t dim, float *dx)
+{
+    return rt_kcuda_softmax_bwd(y, dy, rows, dim, dx, ctx_of(d));
+}
+
+static rt_kstatus k_mix_fwd(rt_xdev *d, const float *x, const float *g, int64_t rows, int64_t nexp,
+                            int64_t dim, float *y)
+{
+    return rt_kcuda_mix_fwd(x, g, rows, nexp, dim, y, ctx_of(d));
+}
+
+static rt_kstatus k_mix_bwd(rt_xdev *d, const float *x, const float *g, const float *dy,
+                            int64_t rows, int64_t nexp, int64_t dim, float *dx, float *dg)
+{
+    return rt_kcuda_mix_bwd(x, g, dy, rows, nexp, dim, dx, dg, ctx_of(d));
+}
+
+static rt_kstatus k_relpos_attn_fwd(rt_xdev *d, const float *v, const int64_t *offsets,
+                                    int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                    float *out)
+{
+    return rt_kcuda_relpos_attn_fwd(v, offsets, nseq, c, rab, out, ctx_of(d));
+}
+
+static rt_kstatus k_relpos_attn_bwd(rt_xdev *d, const float *v, const int64_t *offsets,
+                                    int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                    const float *dout, float *dv, float *drab)
+{
+    return rt_kcuda_relpos_attn_bwd(v, offsets, nseq, c, rab, dout, dv, drab, ctx_of(d));
+}
+
 const rt_xdev_ops rt_xdev_cuda = {
     .name = "cuda",
     .host_memory = 0,
@@ -537,4 +607,16 @@ const rt_xdev_ops rt_xdev_cuda = {
     .sampled_softmax = k_sampled_softmax,
     .axpy = k_axpy,
     .adam = k_adam,
+    .silu_fwd = k_silu_fwd,
+    .silu_bwd = k_silu_bwd,
+    .mul_fwd = k_mul_fwd,
+    .mul_bwd = k_mul_bwd,
+    .layernorm_fwd = k_layernorm_fwd,
+    .layernorm_bwd = k_layernorm_bwd,
+    .softmax_fwd = k_softmax_fwd,
+    .softmax_bwd = k_softmax_bwd,
+    .mix_fwd = k_mix_fwd,
+    .mix_bwd = k_mix_bwd,
+    .relpos_attn_fwd = k_relpos_attn_fwd,
+    .relpos_attn_bwd = k_relpos_attn_bwd,
 };

@@ -72,7 +72,8 @@ int rt_xdump_tables(const rt_xexec *x, const char *dir, FILE *err)
         float *h = to_host(x, sh->t.data, (size_t)sh->rows * sh->width);
         if (!h) rc = -1;
         for (uint64_t r = 0; h && r < sh->rows; r++) {
-            fprintf(f, "%d %llu %d", sh->table, (unsigned long long)(sh->row0 + r), sh->col0);
+            fprintf(f, "%d %llu %d", sh->table, (unsigned long long)rt_xshard_global_row(sh, r),
+                    sh->col0);
             for (int j = 0; j < sh->width; j++)
                 fprintf(f, " %.9g", h[r * (uint64_t)sh->width + j]);
             fputc('\n', f);

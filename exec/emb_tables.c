@@ -64,7 +64,8 @@ static int fill(rt_xshard *sh, rt_xdev *d, const rt_scenario *s, FILE *err)
         uint64_t n = sh->rows - r0 < chunk ? sh->rows - r0 : chunk;
         for (uint64_t r = 0; r < n; r++)
             for (int c = 0; c < sh->width; c++) {
-                float v = rt_xtables_init_value(s, sh->table, sh->row0 + r0 + r, sh->col0 + c);
+                float v = rt_xtables_init_value(s, sh->table, rt_xshard_global_row(sh, r0 + r),
+                                                sh->col0 + c);
                 size_t at = (size_t)(r * (uint64_t)sh->width + (uint64_t)c);
                 if (sh->t.dtype == RT_KDT_FP32)
                     ((float *)h)[at] = v;
@@ -94,7 +95,7 @@ static void *dev_alloc(rt_xdev *d, size_t bytes, int table, const char *what, FI
 }
 
 int rt_xtables_add(rt_xtables *ts, rt_xdev *d, const rt_scenario *s, int table, int col0, int width,
-                   uint64_t row0, uint64_t rows, FILE *err)
+                   uint64_t row0, uint64_t rows, const uint64_t *row_ids, FILE *err)
 {
     if (ts->n == ts->cap) {
         int cap = ts->cap ? 2 * ts->cap : 16;
@@ -113,6 +114,13 @@ int rt_xtables_add(rt_xtables *ts, rt_xdev *d, const rt_scenario *s, int table, 
     size_t vb = (size_t)rows * (size_t)width * rt_kdtype_bytes(sh->t.dtype);
     if (!(sh->t.data = dev_alloc(d, vb, table, "values", err))) return -1;
     ts->n++; /* from here rt_xtables_free releases what was allocated */
+    if (row_ids) {
+        if (!(sh->row_ids = malloc(sizeof(uint64_t) * (size_t)(rows ? rows : 1)))) {
+            fprintf(err, "exec: out of host memory for the rows of table %d\n", table);
+            return -1;
+        }
+        memcpy(sh->row_ids, row_ids, sizeof(uint64_t) * (size_t)rows);
+    }
     ts->bytes += vb;
     float **slot[2] = {&sh->st.s0, &sh->st.s1};
     for (int k = 0; k < 2; k++) {
@@ -134,6 +142,7 @@ void rt_xtables_free(rt_xtables *ts, rt_xdev *d)
         if (sh->t.data) d->ops->release(d, sh->t.data);
         if (sh->st.s0) d->ops->release(d, sh->st.s0);
         if (sh->st.s1) d->ops->release(d, sh->st.s1);
+        free(sh->row_ids);
     }
     free(ts->shards);
     memset(ts, 0, sizeof *ts);

@@ -14,7 +14,8 @@
 typedef struct rt_xshard {
     int table;
     int col0, width;     /* columns [col0, col0 + width) */
-    uint64_t row0, rows; /* rows [row0, row0 + rows) */
+    uint64_t row0, rows; /* rows [row0, row0 + rows), or the global rows in row_ids */
+    uint64_t *row_ids;   /* ascending global rows of a hash-routed shard (owned), or NULL */
     rt_ktable t;         /* rows x width on the device */
     rt_kopt_state st;
     rt_koptim opt;
@@ -26,10 +27,16 @@ typedef struct rt_xtables {
     size_t bytes; /* device bytes of values and state */
 } rt_xtables;
 
-/* Allocates and initializes a shard of table TABLE; returns its index or -1 (message on ERR:
+/* Allocates and initializes a shard of table TABLE: ROWS rows from ROW0, or, with ROW_IDS
+ * (ascending, copied), exactly those global rows. Returns its index or -1 (message on ERR:
  * out of device memory with the bytes asked for). */
 int rt_xtables_add(rt_xtables *ts, rt_xdev *d, const rt_scenario *s, int table, int col0, int width,
-                   uint64_t row0, uint64_t rows, FILE *err);
+                   uint64_t row0, uint64_t rows, const uint64_t *row_ids, FILE *err);
+/* Global row of local row R of shard SH. */
+static inline uint64_t rt_xshard_global_row(const rt_xshard *sh, uint64_t r)
+{
+    return sh->row_ids ? sh->row_ids[r] : sh->row0 + r;
+}
 void rt_xtables_free(rt_xtables *ts, rt_xdev *d);
 
 /* The initial value of element (row, col) of table TABLE (fp32, before dtype rounding). */

@@ -36,6 +36,15 @@ typedef struct rt_xentry {
     int sequence;
 } rt_xentry;
 
+/* Distinct values of one segment (a feature's IDs on the sender, a served entry's rows on the
+ * owner) and the position of every input value among them: values[j] == uniq[inv[j]]. */
+typedef struct rt_xuniq {
+    int64_t n, n_uniq;
+    uint64_t *uniq; /* host */
+    int64_t *inv;   /* host */
+    rt_xbuf uniq_dev, inv_dev;
+} rt_xuniq;
+
 /* An exchange unit on this rank. Send side: what this rank sends to each member; owner side:
  * what it serves. Counts are host arrays, buffers are device buffers. */
 typedef struct rt_xunit {
@@ -64,6 +73,22 @@ typedef struct rt_xunit {
     size_t host_ids_cap;
     int64_t *host_scratch;
     size_t host_scratch_cap;
+    int parsed; /* the owner side of this iteration's ID messages is decoded */
+    /* Dedup (plans/dedup.h). Stage 1, per feature i on the sender: distinct IDs (s1), the
+     * batch's bag offsets and the bag of every ID, the distinct rows and their gradients. */
+    rt_xuniq *s1;
+    rt_xbuf *s1_offsets, *s1_bag, *s1_rows, *s1_grad;
+    /* Stage 2, per served entry on the owner: distinct local rows (s2), the bag of every ID. */
+    rt_xuniq *s2;
+    rt_xbuf s2_bag, tmp_a, tmp_b;
+    /* FusedRec's (category, ID) keys: [i] on the sender, [e] on the owner (host). */
+    uint64_t **keys;
+    /* Hash-routed row-wise shards ([e]): the ascending global rows this rank holds. */
+    uint64_t **hrows;
+    int64_t *hrows_n;
+    /* TFRA-fused: the per-feature counts travel in their own AlltoAll. */
+    size_t *cat_sc, *cat_sd, *cat_rc, *cat_rd;
+    rt_xbuf cat_send, cat_recv;
     /* HSP sparse sync, per served entry: host IDs and bags kept from the lookup, and the
      * (row, gradient) pairs of every group after the AllGather. */
     int64_t **own_host_ids, **own_host_bag;
@@ -117,6 +142,12 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
 int rt_xemb_setup(rt_xexec *x, FILE *err);
 void rt_xemb_free(rt_xexec *x);
 int rt_xemb_run(rt_xexec *x, int op, FILE *err);
+/* Dedup and key hashing (emb_dedup.c): the KEY_HASH, UNIQUE_SEND and UNIQUE_OWNER ops. */
+int rt_xemb_key_hash(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+int rt_xemb_unique(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+void rt_xuniq_free(rt_xdev *d, rt_xuniq *u);
+/* Decodes the received ID messages into per-entry index lists once per iteration. */
+int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* HSP's cross-group gradient sync of one unit (emb_sync.c). */
 int rt_xemb_sync(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* Served entry E's gradient rows from every member, contiguous in bag order (own_grad[e]). */

@@ -87,7 +87,7 @@ static int check_executable(const rt_xexec *x, FILE *err)
             fprintf(
                 err,
                 "exec: plan '%s' builds op '%s' (phase %s), which rectwin-exec cannot run "
-                "yet; executable plans: flat, fused (grouping, dedup none), hsp (sync sparse)\n",
+                "yet; executable plans: flat, fused, hsp (sync sparse), with every dedup and merge\n",
                 s->plan.name, x->g->ops[o].name ? x->g->ops[o].name : "?",
                 x->g->phases[x->g->ops[o].phase]);
             return -1;

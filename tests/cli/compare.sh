@@ -17,8 +17,8 @@ scenario="$src/experiments/dlrm-criteo.yaml"
   --set topology.scale_out.nic_bw=400Gbps
 "$rectwin" sim "$scenario" --engine analytic --quiet --out "$out/slow" \
   --set topology.scale_out.nic_bw=100Gbps
-"$rectwin" compare --help | grep -q -- '--top' || fail "--help lacks --top"
-"$rectwin" --help | grep -q 'compare' || fail "rectwin --help lacks compare"
+grep -q -- '--top' <<<"$("$rectwin" compare --help)" || fail "--help lacks --top"
+grep -q 'compare' <<<"$("$rectwin" --help)" || fail "rectwin --help lacks compare"
 
 # Against itself: every error is zero, in the text and in the JSON.
 "$rectwin" compare "$out/fast" "$out/fast" >"$out/self.txt"

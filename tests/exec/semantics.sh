@@ -16,6 +16,10 @@ one_step column --set plan.sharding=column_wise --set plan.column_shards=2
 one_step row --set plan.sharding=row_wise
 one_step hsp --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse
 one_step hsp1 --set plan.name=hsp --set plan.group_size=1 --set plan.sync=sparse
+one_step dedup --set plan.dedup=two_stage
+one_step fused --set plan.name=fused
+one_step tfra --set plan.name=fused --set plan.variant=tfra_fused --set plan.grouping=all
+one_step fused_row --set plan.name=fused --set plan.sharding=row_wise
 py=$(dirname "$0")/semantics.py
 # Table 3 (d) uses row-wise Adagrad: column-wise, each shard keeps the mean of squares of its
 # own columns (as TorchRec does), a different optimizer, so its rows legitimately differ.
@@ -26,4 +30,9 @@ adaptive=(--adaptive 2,3,5 --lr 0.05)
 python3 "$py" "$TMP/flat" "$TMP/row" close "${adaptive[@]}" || fail "row-wise differs from flat"
 python3 "$py" "$TMP/flat" "$TMP/hsp" close "${adaptive[@]}" || fail "hsp differs from flat"
 python3 "$py" "$TMP/flat" "$TMP/hsp1" close "${adaptive[@]}" || fail "hsp (groups of 1) differs"
-echo "semantics: 4 passed, 0 failed"
+# Dedup and FusedRec pool the same rows in the same order (the distinct rows travel and are
+# expanded through the inverse), but sum each row's gradient per distinct ID first.
+for v in dedup fused tfra fused_row; do
+  python3 "$py" "$TMP/flat" "$TMP/$v" close "${adaptive[@]}" || fail "$v differs from flat"
+done
+echo "semantics: 8 passed, 0 failed"

@@ -1,0 +1,543 @@
+/* The forward of an embedding exchange: route the IDs into per-owner messages, the ID (and
+ * category) AlltoAll, the owner's lookup, the embedding AlltoAll and the recovery into the
+ * dense net's per-feature layout. emb_internal.h gives the message layouts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emb_internal.h"
+
+static int idb(const rt_xexec *x)
+{
+    return x->s->workload.id_bytes;
+}
+
+static void put_id(uint8_t *p, uint64_t id, int bytes)
+{
+    uint32_t v = (uint32_t)id;
+    if (bytes == 4)
+        memcpy(p, &v, 4);
+    else
+        memcpy(p, &id, 8);
+}
+
+static uint64_t get_id(const uint8_t *p, int bytes)
+{
+    uint32_t v;
+    uint64_t v8;
+    if (bytes == 4) return memcpy(&v, p, 4), v;
+    return memcpy(&v8, p, 8), v8;
+}
+
+static int64_t *host_scratch(rt_xunit *xu, size_t n, FILE *err)
+{
+    if (n > xu->host_scratch_cap) {
+        int64_t *p = realloc(xu->host_scratch, sizeof(int64_t) * n);
+        if (!p) {
+            fprintf(err, "exec: out of host memory (%zu index entries)\n", n);
+            return NULL;
+        }
+        xu->host_scratch = p, xu->host_scratch_cap = n;
+    }
+    return xu->host_scratch;
+}
+
+/* Host bytes of a device buffer: the buffer itself when device memory is host memory. */
+static const uint8_t *host_view(rt_xexec *x, rt_xunit *xu, const void *dev, size_t n, size_t at,
+                                FILE *err)
+{
+    if (x->dev->ops->host_memory) return dev;
+    if (at + n > xu->host_ids_cap) {
+        uint8_t *p = realloc(xu->host_ids, at + n);
+        if (!p) {
+            fprintf(err, "exec: out of host memory (%zu bytes)\n", at + n);
+            return NULL;
+        }
+        xu->host_ids = p, xu->host_ids_cap = at + n;
+    }
+    if (n && x->dev->ops->copy(x->dev, xu->host_ids + at, dev, n, RT_XCOPY_D2H)) return NULL;
+    return xu->host_ids + at;
+}
+
+/* ---- route ------------------------------------------------------------------------------ */
+
+/* Counts per (member, entry) of the IDs this rank sends and, where one row per ID comes back
+ * from row-wise owners, the positions of those IDs in the sent list. */
+static int count_route(rt_xexec *x, rt_xunit *xu, FILE *err)
+{
+    int G = xu->G, E = xu->n_entries, F = xu->u->n_features;
+    memset(xu->n_to, 0, sizeof(int64_t) * (size_t)G * (size_t)E);
+    for (int e = 0; e < E; e++) {
+        const rt_xentry *en = &xu->entries[e];
+        int64_t n;
+        const uint64_t *ids = rt_xemb_send_ids(x, xu, en->i, &n);
+        if (xu->u->sharding != RT_SHARD_ROW) {
+            for (int q = 0; q < G; q++)
+                if (rt_xemb_served(xu, q, e)) xu->n_to[q * E + e] = n;
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++)
+            xu->n_to[rt_xemb_row_owner(xu, en->table, ids[j]) * E + e]++;
+        if (!rt_xemb_per_row(xu, e)) continue;
+        for (int q = 0; q < G; q++) {
+            int64_t **pos = &xu->pos_to[q * F + en->i], m = 0;
+            free(*pos);
+            if (!(*pos = malloc(sizeof(int64_t) * (size_t)(xu->n_to[q * E + e] + 1)))) {
+                fprintf(err, "exec: out of host memory routing IDs\n");
+                return -1;
+            }
+            for (int64_t j = 0; j < n; j++)
+                if (rt_xemb_row_owner(xu, en->table, ids[j]) == q) (*pos)[m++] = j;
+            if (rt_xemb_put(x, &xu->pos_dev[q * F + en->i], *pos, (size_t)m, err)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* The counts this rank sends member Q for every entry Q serves, at P. */
+static uint8_t *write_counts(rt_xexec *x, rt_xunit *xu, int q, uint8_t *p)
+{
+    int E = xu->n_entries, b = x->batch.batch, rows = xu->u->sharding == RT_SHARD_ROW;
+    for (int e = 0; e < E; e++) {
+        if (!rt_xemb_served(xu, q, e)) continue;
+        if (xu->u->dedup_send) {
+            uint32_t n = (uint32_t)xu->n_to[q * E + e];
+            memcpy(p, &n, 4), p += 4;
+            continue;
+        }
+        const rt_feature_batch *fb = &x->batch.f[xu->entries[e].table];
+        uint64_t at = 0;
+        for (int s = 0; s < b; s++) {
+            uint32_t n = 0;
+            for (uint32_t j = 0; j < fb->lengths[s]; j++)
+                n += !rows || rt_xemb_row_owner(xu, xu->entries[e].table, fb->ids[at + j]) == q;
+            at += fb->lengths[s];
+            memcpy(p, &n, 4), p += 4;
+        }
+    }
+    return p;
+}
+
+static void write_ids(rt_xexec *x, rt_xunit *xu, int q, uint8_t *p)
+{
+    int E = xu->n_entries, ib = idb(x), rows = xu->u->sharding == RT_SHARD_ROW;
+    for (int e = 0; e < E; e++) {
+        if (!rt_xemb_served(xu, q, e)) continue;
+        int64_t n;
+        const uint64_t *ids = rt_xemb_send_ids(x, xu, xu->entries[e].i, &n);
+        for (int64_t j = 0; j < n; j++)
+            if (!rows || rt_xemb_row_owner(xu, xu->entries[e].table, ids[j]) == q)
+                put_id(p, ids[j], ib), p += ib;
+    }
+}
+
+/* Bytes of the counts section for member Q. */
+static size_t counts_bytes(const rt_xexec *x, const rt_xunit *xu, int q)
+{
+    size_t n = 0;
+    for (int e = 0; e < xu->n_entries; e++)
+        n += rt_xemb_served(xu, q, e) ? (size_t)rt_xemb_counts(xu, x->batch.batch) * 4 : 0;
+    return n;
+}
+
+/* Writes a message into device buffer B through a host buffer where device memory is not
+ * host memory. */
+static int fill_message(rt_xexec *x, rt_xbuf *b, size_t total, int counts_only, rt_xunit *xu,
+                        const size_t *displ, FILE *err)
+{
+    if (rt_xbuf_reserve(x->dev, b, total, err)) return -1;
+    uint8_t *h = x->dev->ops->host_memory ? b->p : malloc(total ? total : 1);
+    if (!h) {
+        fprintf(err, "exec: out of host memory building %zu bytes of messages\n", total);
+        return -1;
+    }
+    for (int q = 0; q < xu->G; q++) {
+        uint8_t *p = h + displ[q];
+        if (counts_only || !xu->u->category_msg) p = write_counts(x, xu, q, p);
+        if (!counts_only) write_ids(x, xu, q, p);
+    }
+    int rc = 0;
+    if (!x->dev->ops->host_memory) {
+        rc = total ? x->dev->ops->copy(x->dev, b->p, h, total, RT_XCOPY_H2D) : 0;
+        free(h);
+    }
+    return rc;
+}
+
+int rt_xemb_route(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    int G = xu->G, E = xu->n_entries, ib = idb(x), cat = xu->u->category_msg;
+    xu->parsed = 0;
+    if (count_route(x, xu, err)) return -1;
+    size_t total = 0, ctotal = 0;
+    double sent = 0;
+    for (int q = 0; q < G; q++) {
+        size_t ids = 0, counts = counts_bytes(x, xu, q);
+        for (int e = 0; e < E; e++)
+            ids += (size_t)xu->n_to[q * E + e] * (size_t)ib, sent += (double)xu->n_to[q * E + e];
+        xu->ids_sc[q] = ids + (cat ? 0 : counts), xu->ids_sd[q] = total, total += xu->ids_sc[q];
+        xu->cat_sc[q] = cat ? counts : 0, xu->cat_sd[q] = ctotal, ctotal += xu->cat_sc[q];
+    }
+    if (fill_message(x, &xu->ids_send, total, 0, xu, xu->ids_sd, err)) return -1;
+    if (cat && fill_message(x, &xu->cat_send, ctotal, 1, xu, xu->cat_sd, err)) return -1;
+    /* The graph's bucketize reads each ID and writes it with its permutation index. */
+    rt_xexec_count(x, op, sent * (2 * ib + 4), 0);
+    return 0;
+}
+
+/* ---- the ID and category AlltoAlls --------------------------------------------------------- */
+
+int rt_xemb_ids_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    int G = xu->G;
+    int64_t *sc = host_scratch(xu, 2 * (size_t)G, err), *rc;
+    if (!sc) return -1;
+    rc = sc + G;
+    for (int q = 0; q < G; q++)
+        sc[q] = (int64_t)xu->ids_sc[q];
+    /* The splits: every owner must know how many bytes each sender's message has. */
+    if (x->comm->ops->alltoall_meta(x->comm, xu->grp, sc, rc))
+        return rt_xemb_fail(err, x, op, "exchanging message sizes failed");
+    size_t total = 0;
+    for (int q = 0; q < G; q++)
+        xu->ids_rc[q] = (size_t)rc[q], xu->ids_rd[q] = total, total += (size_t)rc[q];
+    if (rt_xbuf_reserve(x->dev, &xu->ids_recv, total, err)) return -1;
+    if (x->comm->ops->alltoallv(x->comm, xu->grp, xu->ids_send.p, xu->ids_sc, xu->ids_sd,
+                                xu->ids_recv.p, xu->ids_rc, xu->ids_rd))
+        return rt_xemb_fail(err, x, op, "AlltoAllv failed");
+    rt_xexec_count_peers(x, op, xu->ids_sc, xu->ids_rc, G);
+    return 0;
+}
+
+int rt_xemb_cat_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    /* Every sender sends this rank the same counts section: its size is known here. */
+    size_t mine = counts_bytes(x, xu, xu->k), total = 0;
+    for (int q = 0; q < xu->G; q++)
+        xu->cat_rc[q] = mine, xu->cat_rd[q] = total, total += mine;
+    if (rt_xbuf_reserve(x->dev, &xu->cat_recv, total, err)) return -1;
+    if (x->comm->ops->alltoallv(x->comm, xu->grp, xu->cat_send.p, xu->cat_sc, xu->cat_sd,
+                                xu->cat_recv.p, xu->cat_rc, xu->cat_rd))
+        return rt_xemb_fail(err, x, op, "AlltoAllv failed");
+    rt_xexec_count_peers(x, op, xu->cat_sc, xu->cat_rc, xu->G);
+    return 0;
+}
+
+/* ---- the owner's view of the ID messages ---------------------------------------------------- */
+
+typedef struct message {
+    const uint8_t *counts, *ids; /* host views */
+} message;
+
+/* Where member P's counts and IDs start in the received messages. */
+static message message_of(const rt_xunit *xu, const uint8_t *ids, const uint8_t *cats, int p,
+                          size_t counts)
+{
+    if (xu->u->category_msg) return (message){cats + xu->cat_rd[p], ids + xu->ids_rd[p]};
+    return (message){ids + xu->ids_rd[p], ids + xu->ids_rd[p] + counts};
+}
+
+static uint32_t count_at(const uint8_t *p, int64_t k)
+{
+    uint32_t v;
+    memcpy(&v, p + 4 * k, 4);
+    return v;
+}
+
+/* Local row of a received ID in this rank's shard of entry E, or -1. */
+static int64_t local_row(const rt_xunit *xu, const rt_xshard *sh, int e, uint64_t id)
+{
+    if (xu->hrows && xu->hrows[e]) {
+        int64_t lo = 0, hi = xu->hrows_n[e] - 1;
+        while (lo <= hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (xu->hrows[e][mid] == id) return mid;
+            if (xu->hrows[e][mid] < id)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+        return -1;
+    }
+    return id < sh->row0 || id - sh->row0 >= sh->rows ? -1 : (int64_t)(id - sh->row0);
+}
+
+/* Served entry E over every member's IDs: host local rows and the bag of each ID (kept for
+ * dedup and HSP), device rows and bag offsets. */
+static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int op, FILE *err)
+{
+    int G = xu->G, E = xu->n_entries, b = x->batch.batch, ib = idb(x), L = rt_xemb_counts(xu, b);
+    const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
+    int64_t n = 0;
+    for (int p = 0; p < G; p++)
+        n += xu->n_from[p * E + e];
+    xu->own_n[e] = n;
+    free(xu->own_host_ids[e]), free(xu->own_host_bag[e]);
+    int64_t *ids = xu->own_host_ids[e] = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *bag = xu->own_host_bag[e] = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *offs = host_scratch(xu, (size_t)G * b + 1, err);
+    if (!ids || !bag || !offs) return rt_xemb_fail(err, x, op, "out of host memory");
+    int64_t at = 0;
+    offs[0] = 0;
+    for (int p = 0; p < G; p++) {
+        int slot = 0;
+        size_t before = 0;
+        for (int e2 = 0; e2 < e; e2++)
+            if (rt_xemb_served(xu, xu->k, e2)) slot++, before += (size_t)xu->n_from[p * E + e2];
+        const uint8_t *idp = m[p].ids + before * (size_t)ib;
+        for (int64_t j = 0; j < xu->n_from[p * E + e]; j++) {
+            ids[at + j] = local_row(xu, sh, e, get_id(idp + (size_t)j * ib, ib));
+            if (ids[at + j] < 0) return rt_xemb_fail(err, x, op, "an ID of another shard arrived");
+        }
+        for (int s = 0; !xu->u->dedup_send && s < b; s++) {
+            offs[p * b + s + 1] = offs[p * b + s] + count_at(m[p].counts, (int64_t)slot * L + s);
+            for (int64_t j = offs[p * b + s]; j < offs[p * b + s + 1]; j++)
+                bag[j] = p * b + s;
+        }
+        at += xu->n_from[p * E + e];
+    }
+    if (rt_xemb_per_row(xu, e))
+        for (int64_t j = 0; j < n; j++)
+            bag[j] = j;
+    if (rt_xemb_put(x, &xu->own_ids[e], ids, (size_t)n, err)) return -1;
+    if (!rt_xemb_per_row(xu, e) &&
+        rt_xemb_put(x, &xu->own_offsets[e], offs, (size_t)G * b + 1, err))
+        return -1;
+    return 0;
+}
+
+int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    if (xu->parsed) return 0;
+    int G = xu->G, E = xu->n_entries, b = x->batch.batch, L = rt_xemb_counts(xu, b);
+    size_t counts = counts_bytes(x, xu, xu->k);
+    size_t ids_total = rt_xemb_total(xu->ids_rc, G), cat_total = rt_xemb_total(xu->cat_rc, G);
+    const uint8_t *ids = host_view(x, xu, xu->ids_recv.p, ids_total, 0, err);
+    const uint8_t *cats = !ids || !xu->u->category_msg
+                              ? NULL
+                              : host_view(x, xu, xu->cat_recv.p, cat_total, ids_total, err);
+    /* The second view may have moved the host copy that the first points into. */
+    if (ids && !x->dev->ops->host_memory) ids = xu->host_ids;
+    message *m = malloc(sizeof *m * (size_t)G);
+    if (!ids || (xu->u->category_msg && !cats) || !m) {
+        free(m);
+        return rt_xemb_fail(err, x, op, "reading the received IDs failed");
+    }
+    for (int p = 0; p < G; p++) {
+        m[p] = message_of(xu, ids, cats, p, counts);
+        if (!xu->u->category_msg && xu->ids_rc[p] < counts) {
+            free(m);
+            return rt_xemb_fail(err, x, op, "a short ID message arrived");
+        }
+        for (int e = 0, slot = 0; e < E; e++) {
+            if (!rt_xemb_served(xu, xu->k, e)) continue;
+            int64_t n = 0;
+            for (int s = 0; s < L; s++)
+                n += count_at(m[p].counts, (int64_t)slot * L + s);
+            xu->n_from[p * E + e] = n;
+            slot++;
+        }
+    }
+    int rc = 0;
+    for (int e = 0; e < E && !rc; e++)
+        if (rt_xemb_served(xu, xu->k, e)) rc = entry_indices(x, xu, m, e, op, err);
+    free(m);
+    xu->parsed = !rc;
+    return rc;
+}
+
+/* ---- lookup ------------------------------------------------------------------------------- */
+
+/* Float offsets of every (member, served entry) block of the embedding messages, both ways;
+ * fills emb_sc/sd (owner -> member) and emb_rc/rd (member -> this rank). */
+static void emb_layout(rt_xexec *x, rt_xunit *xu)
+{
+    int G = xu->G, E = xu->n_entries, b = x->batch.batch;
+    size_t st = 0, rt = 0;
+    for (int p = 0; p < G; p++) {
+        size_t sn = 0, rn = 0;
+        for (int e = 0; e < E; e++) {
+            size_t w = (size_t)xu->entries[e].width;
+            if (rt_xemb_served(xu, xu->k, e)) {
+                xu->send_at[p * E + e] = st + sn;
+                sn += rt_xemb_rows(xu, e, b, xu->n_from[p * E + e]) * w;
+            }
+            if (rt_xemb_served(xu, p, e)) {
+                xu->recv_at[p * E + e] = rt + rn;
+                rn += rt_xemb_rows(xu, e, b, xu->n_to[p * E + e]) * w;
+            }
+        }
+        xu->emb_sc[p] = sn * sizeof(float), xu->emb_sd[p] = st * sizeof(float);
+        xu->emb_rc[p] = rn * sizeof(float), xu->emb_rd[p] = rt * sizeof(float);
+        st += sn, rt += rn;
+    }
+}
+
+/* Entry E's rows for every member's IDs into OUT: straight from the shard, or with stage 2
+ * each distinct row read once and expanded through the inverse. */
+static rt_kstatus lookup_rows(rt_xexec *x, rt_xunit *xu, int e, float *out, FILE *err)
+{
+    rt_xdev *d = x->dev;
+    const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
+    int64_t n = xu->own_n[e], bags = (int64_t)xu->G * x->batch.batch, w = sh->width;
+    int pr = rt_xemb_per_row(xu, e);
+    if (!xu->u->dedup_owner)
+        return pr ? d->ops->sequence_lookup(d, &sh->t, xu->own_ids[e].p, n, out)
+                  : d->ops->gather_pool(d, &sh->t, xu->own_ids[e].p, xu->own_offsets[e].p, bags,
+                                        RT_KPOOL_SUM, out);
+    const rt_xuniq *u = &xu->s2[e];
+    if (rt_xbuf_reserve(d, &xu->tmp_a, sizeof(float) * (size_t)(u->n_uniq * w), err))
+        return RT_K_ENOMEM;
+    rt_kstatus st = d->ops->sequence_lookup(d, &sh->t, u->uniq_dev.p, u->n_uniq, xu->tmp_a.p);
+    if (st != RT_K_OK) return st;
+    rt_ktable distinct = {xu->tmp_a.p, u->n_uniq, w, RT_KDT_FP32};
+    return pr ? d->ops->gather_rows(d, xu->tmp_a.p, u->n_uniq, w, u->inv_dev.p, n, out)
+              : d->ops->gather_pool(d, &distinct, u->inv_dev.p, xu->own_offsets[e].p, bags,
+                                    RT_KPOOL_SUM, out);
+}
+
+static int lookup_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
+{
+    int G = xu->G, E = xu->n_entries, b = x->batch.batch;
+    size_t w = (size_t)xu->entries[e].width;
+    size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)G * b;
+    if (rt_xbuf_reserve(x->dev, &xu->own_out[e], rows * w * sizeof(float), err)) return -1;
+    float *out = xu->own_out[e].p;
+    if (rt_xemb_kcheck(lookup_rows(x, xu, e, out, err), err, x, op, "lookup")) return -1;
+    size_t from = 0; /* each member's rows go into its message */
+    for (int p = 0; p < G; p++) {
+        size_t n = rt_xemb_rows(xu, e, b, xu->n_from[p * E + e]) * w;
+        float *dst = (float *)xu->emb_send.p + xu->send_at[p * E + e];
+        if (n && x->dev->ops->copy(x->dev, dst, out + from, n * sizeof(float), RT_XCOPY_D2D))
+            return -1;
+        from += n;
+    }
+    return 0;
+}
+
+/* The graph's lookup bytes: IDs read, rows read (each distinct row once with stage 2, its
+ * keys and the 4-byte inverse too), the messages written. */
+static double lookup_bytes(const rt_xexec *x, const rt_xunit *xu)
+{
+    int E = xu->n_entries;
+    double eb = (double)rt_dtype_bytes(x->s->plan.embedding_dtype), in = 0, rows = 0, keys = 0;
+    for (int e = 0; e < E; e++) {
+        if (!rt_xemb_served(xu, xu->k, e)) continue;
+        double r = xu->u->dedup_owner ? (double)xu->s2[e].n_uniq : (double)xu->own_n[e];
+        in += (double)xu->own_n[e], rows += r * xu->entries[e].width * eb;
+        int first = 1; /* a feature's distinct keys count once over its column shards */
+        for (int e2 = 0; e2 < e; e2++)
+            first &= !(rt_xemb_served(xu, xu->k, e2) && xu->entries[e2].i == xu->entries[e].i);
+        if (first) keys += r;
+    }
+    double out = (double)rt_xemb_total(xu->emb_sc, xu->G);
+    if (xu->u->dedup_owner) return keys * idb(x) + 4 * in + rows + out;
+    return in * idb(x) + rows + out;
+}
+
+int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    if (rt_xemb_parse(x, xu, op, err)) return -1;
+    emb_layout(x, xu);
+    if (rt_xbuf_reserve(x->dev, &xu->emb_send, rt_xemb_total(xu->emb_sc, xu->G), err)) return -1;
+    for (int e = 0; e < xu->n_entries; e++)
+        if (rt_xemb_served(xu, xu->k, e) && lookup_entry(x, xu, e, op, err)) return -1;
+    rt_xexec_count(x, op, lookup_bytes(x, xu), 0);
+    return 0;
+}
+
+int rt_xemb_out_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    if (rt_xbuf_reserve(x->dev, &xu->emb_recv, rt_xemb_total(xu->emb_rc, xu->G), err)) return -1;
+    if (x->comm->ops->alltoallv(x->comm, xu->grp, xu->emb_send.p, xu->emb_sc, xu->emb_sd,
+                                xu->emb_recv.p, xu->emb_rc, xu->emb_rd))
+        return rt_xemb_fail(err, x, op, "AlltoAllv failed");
+    rt_xexec_count_peers(x, op, xu->emb_sc, xu->emb_rc, xu->G);
+    return 0;
+}
+
+/* ---- recovery ------------------------------------------------------------------------------ */
+
+/* The rows member blocks returned for feature entry E into DST (ROWS x dim): column shards side
+ * by side, row-wise owners' blocks summed (pooled) or scattered back to their IDs' positions. */
+static int assemble(rt_xexec *x, rt_xunit *xu, int e, float *dst, size_t rows, int op, FILE *err)
+{
+    int G = xu->G, E = xu->n_entries, F = xu->u->n_features;
+    const rt_xentry *en = &xu->entries[e];
+    int dim = x->s->model.tables[en->table].dim;
+    const float *recv = xu->emb_recv.p;
+    rt_xdev *d = x->dev;
+    if (xu->u->sharding == RT_SHARD_ROW) {
+        if (d->ops->zero(d, dst, rows * (size_t)dim * sizeof(float))) return -1;
+        for (int q = 0; q < G; q++) {
+            const float *src = recv + xu->recv_at[q * E + e];
+            int pr = rt_xemb_per_row(xu, e);
+            rt_kstatus st =
+                pr ? d->ops->scatter_add_rows(d, src, xu->n_to[q * E + e], dim,
+                                              xu->pos_dev[q * F + en->i].p, (int64_t)rows, dst)
+                   : d->ops->axpy(d, (int64_t)rows * dim, 1.0f, src, dst);
+            if (rt_xemb_kcheck(st, err, x, op, pr ? "scatter_add_rows" : "axpy")) return -1;
+        }
+        return 0;
+    }
+    for (int q = 0; q < G; q++)
+        if (rt_xemb_served(xu, q, e) &&
+            d->ops->copy2d(d, dst + en->col0, (size_t)dim * sizeof(float),
+                           recv + xu->recv_at[q * E + e], (size_t)en->width * sizeof(float),
+                           (size_t)en->width * sizeof(float), rows))
+            return -1;
+    return 0;
+}
+
+/* Stage 1: the distinct rows come back; the sender pools its bags from them. */
+static int recover_dedup(rt_xexec *x, rt_xunit *xu, int i, int op, FILE *err)
+{
+    rt_xdev *d = x->dev;
+    const rt_xuniq *u = &xu->s1[i];
+    int t = xu->u->features[i], dim = x->s->model.tables[t].dim;
+    int cs = xu->u->sharding == RT_SHARD_COLUMN ? xu->u->col_shards : 1;
+    rt_xbuf *rows = &xu->s1_rows[i];
+    if (rt_xbuf_reserve(d, rows, sizeof(float) * (size_t)(u->n_uniq * dim), err)) return -1;
+    for (int c = 0; c < cs; c++)
+        if (assemble(x, xu, i * cs + c, rows->p, (size_t)u->n_uniq, op, err)) return -1;
+    rt_ktable distinct = {rows->p, u->n_uniq, dim, RT_KDT_FP32};
+    rt_kstatus st =
+        x->s->model.tables[t].sequence
+            ? d->ops->gather_rows(d, rows->p, u->n_uniq, dim, u->inv_dev.p, u->n, x->emb[t])
+            : d->ops->gather_pool(d, &distinct, u->inv_dev.p, xu->s1_offsets[i].p, x->batch.batch,
+                                  RT_KPOOL_SUM, x->emb[t]);
+    return rt_xemb_kcheck(st, err, x, op, "recovery gather");
+}
+
+/* The graph's recovery bytes: read and write the messages; with stage 1, also the inverse
+ * index and the pooled output (plans/exchange.c fill_sender). */
+static double recover_bytes(const rt_xexec *x, const rt_xunit *xu)
+{
+    double recv = (double)rt_xemb_total(xu->emb_rc, xu->G);
+    if (!xu->u->dedup_send) return 2 * recv;
+    double raw = 0, out = 0, sent = 0;
+    for (int i = 0; i < xu->u->n_features; i++) {
+        const rt_table *tb = &x->s->model.tables[xu->u->features[i]];
+        raw += (double)xu->s1[i].n;
+        out += (tb->sequence ? (double)xu->s1[i].n : x->batch.batch) * tb->dim * 4.0;
+    }
+    for (int k = 0; k < xu->G * xu->n_entries; k++)
+        sent += (double)xu->n_to[k];
+    return recv + 4 * raw + 4 * sent + out;
+}
+
+int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    if (xu->u->dedup_send) {
+        for (int i = 0; i < xu->u->n_features; i++)
+            if (recover_dedup(x, xu, i, op, err)) return -1;
+    } else {
+        for (int e = 0; e < xu->n_entries; e++) {
+            const rt_xentry *en = &xu->entries[e];
+            size_t rows =
+                en->sequence ? (size_t)x->batch.f[en->table].n_ids : (size_t)x->batch.batch;
+            if (assemble(x, xu, e, x->emb[en->table], rows, op, err)) return -1;
+        }
+    }
+    rt_xexec_count(x, op, recover_bytes(x, xu), 0);
+    return 0;
+}
