@@ -348,6 +348,48 @@ rt_kstatus rt_kcpu_sampled_softmax(const float *q, const float *pos, const float
                                    float temperature, float *loss, float *dq, float *dpos,
                                    float *dneg);
 
+/* ---- generative-recommender blocks (HSTU, FuXi, MMoE) ---------------------------------- */
+
+/* Elementwise, n floats; an output may be the same buffer as an input of the same shape. */
+/* y = x sigmoid(x); dx = dy silu'(x) from the forward's input x. */
+rt_kstatus rt_kcpu_silu_fwd(const float *x, int64_t n, float *y);
+rt_kstatus rt_kcpu_silu_bwd(const float *x, const float *dy, int64_t n, float *dx);
+/* y = a b (gating, SwiGLU); da = dy b, db = dy a. */
+rt_kstatus rt_kcpu_mul_fwd(const float *a, const float *b, int64_t n, float *y);
+rt_kstatus rt_kcpu_mul_bwd(const float *a, const float *b, const float *dy, int64_t n, float *da,
+                           float *db);
+
+/* Layer norm of each of ROWS rows of DIM floats, without scale or shift (HSTU's norms):
+ * y = (x - mean) rstd, rstd = 1 / sqrt(var + eps) (biased variance). mean and rstd (ROWS floats
+ * each) are saved for the backward, which reads the forward's x. */
+rt_kstatus rt_kcpu_layernorm_fwd(const float *x, int64_t rows, int64_t dim, float eps, float *y,
+                                 float *mean, float *rstd);
+rt_kstatus rt_kcpu_layernorm_bwd(const float *x, const float *dy, int64_t rows, int64_t dim,
+                                 const float *mean, const float *rstd, float *dx);
+
+/* Softmax of each row (MMoE gates); the backward reads the forward's output y. */
+rt_kstatus rt_kcpu_softmax_fwd(const float *x, int64_t rows, int64_t dim, float *y);
+rt_kstatus rt_kcpu_softmax_bwd(const float *y, const float *dy, int64_t rows, int64_t dim,
+                               float *dx);
+
+/* MMoE gate-weighted sum of expert outputs: x is nexp x rows x dim (expert-major: each
+ * expert's output is one contiguous block), g is rows x nexp, y[r] = sum_e g[r][e] x[e][r].
+ * The backward writes dx (the shape of x) and dg (the shape of g). */
+rt_kstatus rt_kcpu_mix_fwd(const float *x, const float *g, int64_t rows, int64_t nexp, int64_t dim,
+                           float *y);
+rt_kstatus rt_kcpu_mix_bwd(const float *x, const float *g, const float *dy, int64_t rows,
+                           int64_t nexp, int64_t dim, float *dx, float *dg);
+
+/* FuXi-alpha's positional channel: the jagged HSTU attention without the q.k term. For tokens
+ * i >= j of one sequence, out_i = sum_j silu(rab[h][min(i - j, nbias - 1)]) * inv_n * v_j;
+ * v and out are total_tokens x heads x head_dim, rab (heads x nbias) is required and c->alpha
+ * is unused. drab may be NULL; it is overwritten, not accumulated. */
+rt_kstatus rt_kcpu_relpos_attn_fwd(const float *v, const int64_t *offsets, int64_t nseq,
+                                   const rt_khstu_cfg *c, const float *rab, float *out);
+rt_kstatus rt_kcpu_relpos_attn_bwd(const float *v, const int64_t *offsets, int64_t nseq,
+                                   const rt_khstu_cfg *c, const float *rab, const float *dout,
+                                   float *dv, float *drab);
+
 #ifdef __cplusplus
 }
 #endif

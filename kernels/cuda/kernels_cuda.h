@@ -135,6 +135,32 @@ rt_kstatus rt_kcuda_adam(int64_t n, const rt_kadam *opt, float *w, const float *
 /* Device copy used as the bandwidth reference of the benchmarks. */
 rt_kstatus rt_kcuda_copy(const float *src, int64_t n, float *dst, rt_kcuda_ctx *c);
 
+/* generative-recommender blocks (kernels.h: silu, mul, layernorm, softmax, mix, relpos_attn) */
+rt_kstatus rt_kcuda_silu_fwd(const float *x, int64_t n, float *y, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_silu_bwd(const float *x, const float *dy, int64_t n, float *dx,
+                             rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_mul_fwd(const float *a, const float *b, int64_t n, float *y, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_mul_bwd(const float *a, const float *b, const float *dy, int64_t n, float *da,
+                            float *db, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_layernorm_fwd(const float *x, int64_t rows, int64_t dim, float eps, float *y,
+                                  float *mean, float *rstd, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_layernorm_bwd(const float *x, const float *dy, int64_t rows, int64_t dim,
+                                  const float *mean, const float *rstd, float *dx, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_softmax_fwd(const float *x, int64_t rows, int64_t dim, float *y,
+                                rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_softmax_bwd(const float *y, const float *dy, int64_t rows, int64_t dim,
+                                float *dx, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_mix_fwd(const float *x, const float *g, int64_t rows, int64_t nexp,
+                            int64_t dim, float *y, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_mix_bwd(const float *x, const float *g, const float *dy, int64_t rows,
+                            int64_t nexp, int64_t dim, float *dx, float *dg, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_relpos_attn_fwd(const float *v, const int64_t *offsets, int64_t nseq,
+                                    const rt_khstu_cfg *cfg, const float *rab, float *out,
+                                    rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_relpos_attn_bwd(const float *v, const int64_t *offsets, int64_t nseq,
+                                    const rt_khstu_cfg *cfg, const float *rab, const float *dout,
+                                    float *dv, float *drab, rt_kcuda_ctx *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,8 +6,8 @@ rectwin=$1
 src=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$rectwin" --help | grep -q 'collective'
-for c in plan sim collective; do "$rectwin" $c --help | grep -q -- '--' ; done
+grep -q 'collective' <<<"$("$rectwin" --help)"
+for c in plan sim collective; do grep -q -- '--' <<<"$("$rectwin" $c --help)"; done
 if "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --out "$out/r" --set topology.nodes=zero 2>"$out/err"; then
   echo "accepted a bad --set"; exit 1
 fi
