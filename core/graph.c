@@ -15,7 +15,9 @@ const char *const rt_role_names[] = {
     "none",      "key_hash",        "unique_send",   "route",     "ids_a2a",
     "cat_a2a",   "unique_owner",    "lookup",        "out_a2a",   "recover",
     "grad_a2a",  "grad_sync",       "sparse_update", "dense_fwd", "loss",
-    "dense_bwd", "dense_allreduce", "dense_update",  NULL};
+    "dense_bwd", "dense_allreduce", "dense_update",  "peer_permute", "intra_a2a",
+    "intra_rs",  "shuffle",         "peer_a2a",      "peer_grad_a2a", "shuffle_bwd",
+    "intra_grad_a2a", "intra_ag",   "permute_bwd",   NULL};
 
 /* Per-peer arrays are many and small and live as long as the graph: one arena. */
 typedef struct rt_graph_chunk {
@@ -75,7 +77,7 @@ void rt_graph_free(rt_graph *g)
     free(g->peak_hbm_bytes);
     for (int i = 0; i < g->n_units; i++) {
         free(g->units[i].features), free(g->units[i].owner), free(g->units[i].block);
-        free(g->units[i].kunit_of);
+        free(g->units[i].kunit_of), free(g->units[i].tower_of);
     }
     free(g->units);
     rt_graph_chunk *c = g->chunks;
@@ -205,5 +207,6 @@ int rt_graph_add_unit(rt_graph *g, const rt_graph_unit *u)
     c->owner = dup_array(u->owner, (size_t)u->n_tables * (size_t)u->col_shards, sizeof(int));
     c->block = dup_array(u->block, (size_t)u->n_tables, sizeof(uint64_t));
     c->kunit_of = dup_array(u->kunit_of, u->kunit_of ? (size_t)u->n_features : 0, sizeof(int));
+    c->tower_of = dup_array(u->tower_of, u->tower_of ? (size_t)u->n_tables : 0, sizeof(int));
     return g->n_units++;
 }

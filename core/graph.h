@@ -76,6 +76,17 @@ typedef enum {
     RT_ROLE_DENSE_BWD, /* layer `layer` */
     RT_ROLE_DENSE_ALLREDUCE,
     RT_ROLE_DENSE_UPDATE,
+    /* SPTT (DMT): the lookup output travels owner -> tower member -> peer. */
+    RT_ROLE_PEER_PERMUTE, /* requester order -> (local index, tower) order */
+    RT_ROLE_INTRA_A2A,    /* inside the tower, to the member with the requester's local index */
+    RT_ROLE_INTRA_RS,     /* the same for row-wise pooled partial sums: a ReduceScatter */
+    RT_ROLE_SHUFFLE,      /* (owners, peers, features) -> (peers, features) */
+    RT_ROLE_PEER_A2A,     /* among ranks of equal local index, one per tower */
+    RT_ROLE_PEER_GRAD_A2A,
+    RT_ROLE_SHUFFLE_BWD,
+    RT_ROLE_INTRA_GRAD_A2A,
+    RT_ROLE_INTRA_AG,
+    RT_ROLE_PERMUTE_BWD,
     RT_ROLE_COUNT
 } rt_role;
 
@@ -100,6 +111,11 @@ typedef struct rt_graph_unit {
     int *kunit_of;
     rt_group sync;   /* HSP: the replicas of a shard ({1, 1}: none) */
     int sync_sparse; /* HSP: (index, value) AllGather instead of an AllReduce of union rows */
+    /* SPTT: towers of tower_size consecutive ranks (0: no towers); tower_of[table]. The group is
+     * the world, owner[] holds world ranks, and a row-wise ID's owner is
+     * tower_of[table] x tower_size + ID / block[table]. */
+    int tower_size;
+    int *tower_of;
 } rt_graph_unit;
 
 typedef struct rt_op {

@@ -31,6 +31,10 @@ typedef struct rt_xcomm_ops {
                      const size_t *sdispl, void *recv, const size_t *rcount, const size_t *rdispl);
     /* In-place fp32 sum over the group. */
     int (*allreduce_f32)(rt_xcomm *c, rt_xgroup *grp, float *buf, size_t n);
+    /* fp32 ReduceScatter: SEND holds group-size blocks of N floats; member k gets the sum of
+     * every member's block k in RECV. */
+    int (*reduce_scatter_f32)(rt_xcomm *c, rt_xgroup *grp, const float *send, float *recv,
+                              size_t n);
     /* Byte AllGatherv: member k's count[k] bytes land at recv + displ[k]. */
     int (*allgatherv)(rt_xcomm *c, rt_xgroup *grp, const void *send, void *recv,
                       const size_t *count, const size_t *displ);

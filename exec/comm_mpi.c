@@ -160,6 +160,26 @@ static int mpi_allreduce_f32(rt_xcomm *c, rt_xgroup *x, float *buf, size_t n)
     return 0;
 }
 
+static int mpi_reduce_scatter_f32(rt_xcomm *c, rt_xgroup *x, const float *send, float *recv,
+                                  size_t n)
+{
+    if (n > INT_MAX) {
+        fprintf(stderr, "comm mpi: a ReduceScatter of %zu floats exceeds MPI's int count\n", n);
+        return -1;
+    }
+    size_t in = n * (size_t)x->size * sizeof(float), out = n * sizeof(float);
+    const float *s = send;
+    float *r = recv;
+    if (!host_mem(c)) {
+        float *hs = stage(c, 0, in), *hr = stage(c, 1, out);
+        if (!hs || !hr || (in && c->dev->ops->copy(c->dev, hs, send, in, RT_XCOPY_D2H))) return -1;
+        s = hs, r = hr;
+    }
+    RT_MPI_CHECK(MPI_Reduce_scatter_block(s, r, (int)n, MPI_FLOAT, MPI_SUM, x->comm));
+    if (!host_mem(c) && out && c->dev->ops->copy(c->dev, recv, r, out, RT_XCOPY_H2D)) return -1;
+    return 0;
+}
+
 static int mpi_allgatherv(rt_xcomm *c, rt_xgroup *x, const void *send, void *recv,
                           const size_t *count, const size_t *displ)
 {
@@ -206,6 +226,7 @@ const rt_xcomm_ops rt_xcomm_mpi = {
     .group_close = mpi_group_close,
     .alltoallv = mpi_alltoallv,
     .allreduce_f32 = mpi_allreduce_f32,
+    .reduce_scatter_f32 = mpi_reduce_scatter_f32,
     .allgatherv = mpi_allgatherv,
     .allgather_meta = mpi_allgather_meta,
     .alltoall_meta = mpi_alltoall_meta,

@@ -325,6 +325,16 @@ static int nccl_allreduce_f32(rt_xcomm *c, rt_xgroup *grp, float *buf, size_t n)
     return 0;
 }
 
+static int nccl_reduce_scatter_f32(rt_xcomm *c, rt_xgroup *grp, const float *send, float *recv,
+                                   size_t n)
+{
+    cudaStream_t s;
+    if (stream_of(c, &s)) return -1;
+    if (!n) return 0;
+    RT_NCCL_CHECK(ncclReduceScatter(send, recv, n, ncclFloat, ncclSum, grp->nccl, s));
+    return 0;
+}
+
 static int post_broadcasts(const rt_xgroup *grp, const char *send, char *recv, const size_t *count,
                            const size_t *displ, cudaStream_t s)
 {
@@ -395,6 +405,7 @@ const rt_xcomm_ops rt_xcomm_nccl = {
     .group_close = nccl_group_close,
     .alltoallv = nccl_alltoallv,
     .allreduce_f32 = nccl_allreduce_f32,
+    .reduce_scatter_f32 = nccl_reduce_scatter_f32,
     .allgatherv = nccl_allgatherv,
     .allgather_meta = nccl_allgather_meta,
     .alltoall_meta = nccl_alltoall_meta,

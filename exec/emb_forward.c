@@ -466,6 +466,13 @@ static int assemble(rt_xexec *x, rt_xunit *xu, int e, float *dst, size_t rows, i
     int dim = x->s->model.tables[en->table].dim;
     const float *recv = xu->emb_recv.p;
     rt_xdev *d = x->dev;
+    if (xu->u->sharding == RT_SHARD_ROW && xu->u->tower_size) {
+        /* SPTT: the tower's ReduceScatter already summed the owners' partial sums. */
+        int first = xu->u->tower_of[en->table] * xu->u->tower_size;
+        return d->ops->copy2d(d, dst, (size_t)dim * sizeof(float),
+                              recv + xu->recv_at[first * E + e], (size_t)dim * sizeof(float),
+                              (size_t)dim * sizeof(float), rows);
+    }
     if (xu->u->sharding == RT_SHARD_ROW) {
         if (d->ops->zero(d, dst, rows * (size_t)dim * sizeof(float))) return -1;
         for (int q = 0; q < G; q++) {
@@ -512,7 +519,8 @@ static int recover_dedup(rt_xexec *x, rt_xunit *xu, int i, int op, FILE *err)
  * index and the pooled output (plans/exchange.c fill_sender). */
 static double recover_bytes(const rt_xexec *x, const rt_xunit *xu)
 {
-    double recv = (double)rt_xemb_total(xu->emb_rc, xu->G);
+    double recv = xu->u->tower_size ? (double)rt_xemb_total(xu->prc, xu->G / xu->u->tower_size)
+                                    : (double)rt_xemb_total(xu->emb_rc, xu->G);
     if (!xu->u->dedup_send) return 2 * recv;
     double raw = 0, out = 0, sent = 0;
     for (int i = 0; i < xu->u->n_features; i++) {

@@ -34,7 +34,8 @@ static inline int rt_xemb_kcheck(rt_kstatus st, FILE *err, const rt_xexec *x, in
 static inline int rt_xemb_row_owner(const rt_xunit *xu, int table, uint64_t id)
 {
     if (xu->u->hash_rows) return (int)(rt_dedup_hash(id) % (uint64_t)xu->G);
-    return (int)(id / xu->u->block[table]);
+    int base = xu->u->tower_size ? xu->u->tower_of[table] * xu->u->tower_size : 0;
+    return base + (int)(id / xu->u->block[table]);
 }
 
 /* One returned row per sent ID (a sequence feature, or any feature under stage-1 dedup, whose

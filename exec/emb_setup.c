@@ -40,7 +40,9 @@ static int build_entries(rt_xunit *xu, const rt_scenario *s)
             xu->entries[e] = (rt_xentry){i, c, f, w, c * w, tb->sequence};
             for (int q = 0; q < xu->G; q++)
                 xu->served[q * xu->n_entries + e] =
-                    u->sharding == RT_SHARD_ROW || u->owner[f * u->col_shards + c] == q;
+                    u->sharding != RT_SHARD_ROW ? u->owner[f * u->col_shards + c] == q
+                    : u->tower_size             ? q / u->tower_size == u->tower_of[f]
+                                                : 1;
         }
     return 0;
 }
@@ -103,7 +105,7 @@ static int add_shards(rt_xexec *x, rt_xunit *xu, FILE *err)
             ids = xu->hrows[e], rows = (uint64_t)xu->hrows_n[e];
         } else if (u->sharding == RT_SHARD_ROW) {
             uint64_t blk = u->block[en->table];
-            row0 = blk * (uint64_t)xu->k;
+            row0 = blk * (uint64_t)(u->tower_size ? xu->k % u->tower_size : xu->k);
             rows = row0 >= rows ? 0 : (rows - row0 < blk ? rows - row0 : blk);
         }
         xu->shard_of[e] = rt_xtables_add(&x->tables, x->dev, x->s, en->table, en->col0, en->width,
@@ -129,6 +131,7 @@ int rt_xemb_setup(rt_xexec *x, FILE *err)
         if (!(xu->grp = rt_xexec_group(x, xu->u->group, err))) return -1;
         if (xu->u->sync.size > 1 && !(xu->sync_grp = rt_xexec_group(x, xu->u->sync, err)))
             return -1;
+        if (xu->u->tower_size && rt_xsptt_setup(x, xu, err)) return -1;
     }
     return 0;
 oom:
@@ -177,6 +180,7 @@ void rt_xemb_free(rt_xexec *x)
         for (size_t b = 0; b < sizeof bufs / sizeof *bufs; b++)
             rt_xbuf_free(x->dev, bufs[b]);
         free_per_entry(x, xu);
+        rt_xsptt_free(x, xu);
         void *arrays[] = {xu->entries,      xu->served,         xu->n_to,         xu->n_from,
                           xu->pos_to,       xu->pos_dev,        xu->ids_sc,       xu->own_ids,
                           xu->own_offsets,  xu->own_out,        xu->own_grad,     xu->own_n,
@@ -220,6 +224,17 @@ int rt_xemb_run(rt_xexec *x, int op, FILE *err)
         return rt_xemb_sync(x, xu, op, err);
     case RT_ROLE_SPARSE_UPDATE:
         return rt_xemb_update(x, xu, op, err);
+    case RT_ROLE_PEER_PERMUTE:
+    case RT_ROLE_INTRA_A2A:
+    case RT_ROLE_INTRA_RS:
+    case RT_ROLE_SHUFFLE:
+    case RT_ROLE_PEER_A2A:
+    case RT_ROLE_PEER_GRAD_A2A:
+    case RT_ROLE_SHUFFLE_BWD:
+    case RT_ROLE_INTRA_GRAD_A2A:
+    case RT_ROLE_INTRA_AG:
+    case RT_ROLE_PERMUTE_BWD:
+        return rt_xsptt_run(x, xu, op, err);
     default:
         return rt_xemb_fail(err, x, op, "this role is not an embedding exchange op");
     }

@@ -89,6 +89,13 @@ typedef struct rt_xunit {
     /* TFRA-fused: the per-feature counts travel in their own AlltoAll. */
     size_t *cat_sc, *cat_sd, *cat_rc, *cat_rd;
     rt_xbuf cat_send, cat_recv;
+    /* SPTT: the tower and peer communicators, the float offsets of every block in the peer-
+     * permuted, intra-tower-received and shuffled layouts ([N * n_entries]), the byte counts of
+     * the intra-tower and peer AlltoAlls, and their buffers. */
+    rt_xgroup *tower_grp, *peer_grp;
+    size_t *perm_at, *intra_at, *shuf_at;
+    size_t *isc, *isd, *irc, *ird, *psc, *psd, *prc, *prd;
+    rt_xbuf perm, intra, shuf, g_shuf, g_intra, g_perm;
     /* HSP sparse sync, per served entry: host IDs and bags kept from the lookup, and the
      * (row, gradient) pairs of every group after the AllGather. */
     int64_t **own_host_ids, **own_host_bag;
@@ -148,6 +155,10 @@ int rt_xemb_unique(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 void rt_xuniq_free(rt_xdev *d, rt_xuniq *u);
 /* Decodes the received ID messages into per-entry index lists once per iteration. */
 int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* SPTT's tower transform (emb_sptt.c): setup and the ops between lookup and recovery. */
+int rt_xsptt_setup(rt_xexec *x, rt_xunit *xu, FILE *err);
+void rt_xsptt_free(rt_xexec *x, rt_xunit *xu);
+int rt_xsptt_run(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* HSP's cross-group gradient sync of one unit (emb_sync.c). */
 int rt_xemb_sync(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* Served entry E's gradient rows from every member, contiguous in bag order (own_grad[e]). */

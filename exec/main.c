@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "criteo.h"
 #include "dump.h"
 #include "pipeline.h"
@@ -17,7 +18,7 @@
 enum { MAX_SETS = 256 };
 
 typedef struct args {
-    const char *scenario, *out, *device, *comm, *data, *fault, *dump;
+    const char *scenario, *out, *device, *comm, *data, *fault, *dump, *checkpoint, *resume;
     const char *sets[MAX_SETS];
     int n_sets, warmup, iterations, check_bytes, quiet;
     double op_timeout;
@@ -28,7 +29,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mpirun -np N rectwin-exec SCENARIO [--set k=v]... [--device cpu|cuda]\n"
             "         [--comm mpi|nccl] [--out DIR] [--warmup N] [--iterations N] [--data FILE]\n"
-            "         [--check-bytes] [--op-timeout S] [--dump DIR] [--quiet]\n"
+            "         [--check-bytes] [--op-timeout S] [--dump DIR] [--checkpoint DIR]\n"
+            "         [--resume DIR] [--quiet]\n"
             "\n"
             "Trains the scenario for real, one MPI rank per device, and writes the measured\n"
             "DIR/summary.json, ops.csv and trace.json (default DIR: results/<scenario>/exec/).\n"
@@ -42,6 +44,12 @@ static void usage(FILE *f)
             "  --op-timeout S  abort every rank when one op runs longer (default 30)\n"
             "  --dump DIR      write the first iteration's embeddings and loss and the final\n"
             "                  table shards as text (the semantics tests compare plans with it)\n"
+            "  --checkpoint DIR  after the last iteration, save the tables with their optimizer\n"
+            "                  state, the dense parameters and the iteration counter in DIR\n"
+            "                  (written aside and swapped in whole: DIR is never half written)\n"
+            "  --resume DIR    start from checkpoint DIR: the run continues with the iteration\n"
+            "                  after the saved one (warm-up included); any rank count, plan and\n"
+            "                  sharding of the same model\n"
             "  --inject-fault die|hang@RANK:OP   for tests: make RANK die or hang at op OP\n");
 }
 
@@ -105,6 +113,10 @@ static int parse_args(int argc, char **argv, args *a)
             a->data = v;
         } else if (!strcmp(f, "--dump")) {
             a->dump = v;
+        } else if (!strcmp(f, "--checkpoint")) {
+            a->checkpoint = v;
+        } else if (!strcmp(f, "--resume")) {
+            a->resume = v;
         } else if (!strcmp(f, "--inject-fault")) {
             a->fault = v;
         } else if (!strcmp(f, "--warmup")) {
@@ -244,12 +256,15 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
     if (cops->open(&R->comm, &R->dev, stderr)) return -1;
     R->comm_open = 1;
     if (rt_xexec_open(&R->x, s, R->p.graph, &R->dev, &R->comm, stderr)) return -1;
+    if (a->resume && rt_xckpt_load(&R->x, a->resume, stderr)) return -1;
+    cfg->first_iteration = a->resume ? R->x.iteration + 1 : 0;
     cfg->warmup = a->warmup >= 0 ? a->warmup : s->workload.warmup;
     cfg->iterations = a->iterations > 0 ? a->iterations : s->workload.iterations;
     cfg->graph_batch = R->p.workload;
     cfg->data = R->data;
     cfg->dump_dir = a->dump;
     if (rt_xrun(&R->x, cfg, &R->t, stderr)) return -1;
+    if (a->checkpoint && rt_xckpt_save(&R->x, a->checkpoint, stderr)) return -1;
     if (a->dump && rt_xdump_tables(&R->x, a->dump, stderr)) return -1;
     rt_xsummary sum;
     rt_result *r = NULL;

@@ -60,7 +60,7 @@ static int run_op(rt_xexec *x, int op, FILE *err)
     }
 }
 
-static int one_iteration(rt_xexec *x, const rt_xrun_cfg *c, rt_xwatchdog *wd, int it, FILE *err)
+static int one_iteration(rt_xexec *x, const rt_xrun_cfg *c, rt_xwatchdog *wd, int64_t it, FILE *err)
 {
     const rt_graph *g = x->g;
     rt_xdev *d = x->dev;
@@ -77,8 +77,8 @@ static int one_iteration(rt_xexec *x, const rt_xrun_cfg *c, rt_xwatchdog *wd, in
         inject_fault(c, x, op);
         if (d->ops->mark(d, start_mark(op)) || run_op(x, op, err) ||
             d->ops->mark(d, end_mark(op))) {
-            fprintf(err, "exec: rank %d: iteration %d stopped at op %d '%s'\n", x->rank, it, op,
-                    o->name ? o->name : "?");
+            fprintf(err, "exec: rank %d: iteration %lld stopped at op %d '%s'\n", x->rank,
+                    (long long)it, op, o->name ? o->name : "?");
             return -1;
         }
     }
@@ -115,7 +115,8 @@ int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err)
     rt_xwatchdog *wd = rt_xwatchdog_start(x->g, x->comm, c->op_timeout_s);
     if (!wd) return -1;
     int rc = 0;
-    for (int it = 0; it < n_iter && !rc; it++) {
+    for (int i = 0; i < n_iter && !rc; i++) {
+        int64_t it = c->first_iteration + i; /* the batch and the optimizer step follow it */
         rt_xbatch_free(&x->batch);
         rc = rt_xbatch_make(&x->batch, x->s, c->graph_batch, x->rank, it, c->data, err) ||
              rt_xexec_load_batch(x, err) || x->dev->ops->sync(x->dev);
@@ -126,14 +127,14 @@ int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err)
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = now();
         rc = one_iteration(x, c, wd, it, err);
-        t->wall[it] = now() - t0;
+        t->wall[i] = now() - t0;
         if (rc) break;
         for (int op = 0; op < n_ops; op++) {
-            t->start[(size_t)it * n_ops + op] = x->dev->ops->mark_seconds(x->dev, start_mark(op));
-            t->end[(size_t)it * n_ops + op] = x->dev->ops->mark_seconds(x->dev, end_mark(op));
+            t->start[(size_t)i * n_ops + op] = x->dev->ops->mark_seconds(x->dev, start_mark(op));
+            t->end[(size_t)i * n_ops + op] = x->dev->ops->mark_seconds(x->dev, end_mark(op));
         }
-        t->loss[it] = rt_dnet_loss_value(x->net);
-        if (it == 0 && c->dump_dir && rt_xdump_iteration(x, c->dump_dir, err)) rc = -1;
+        t->loss[i] = rt_dnet_loss_value(x->net);
+        if (i == 0 && c->dump_dir && rt_xdump_iteration(x, c->dump_dir, err)) rc = -1;
     }
     x->counting = 0;
     rt_xwatchdog_stop(wd);

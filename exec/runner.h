@@ -3,6 +3,7 @@
 #ifndef RT_XRUNNER_H
 #define RT_XRUNNER_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "exec.h"
@@ -10,7 +11,10 @@
 struct rt_criteo;
 
 typedef struct rt_xrun_cfg {
-    int warmup, iterations;         /* iterations measured after the warm-up ones */
+    int warmup, iterations; /* iterations measured after the warm-up ones */
+    /* The index of the first iteration (warm-up included): 0, or a resumed run's next
+     * iteration, so its batches, Adam steps and data-file samples continue the saved run's. */
+    int64_t first_iteration;
     double op_timeout_s;            /* watchdog limit for one op */
     const rt_workload *graph_batch; /* the workload the graph was built from: iteration 0 */
     struct rt_criteo *data;         /* optional data file */
@@ -19,7 +23,7 @@ typedef struct rt_xrun_cfg {
     const char *fault_kind;
     int fault_rank;
     const char *fault_op;
-    const char *dump_dir; /* --dump: the first iteration's embeddings and loss (dump.h) */
+    const char *dump_dir; /* --dump: this run's first iteration's embeddings and loss (dump.h) */
 } rt_xrun_cfg;
 
 typedef struct rt_xtimes {

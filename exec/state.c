@@ -84,12 +84,11 @@ static int check_executable(const rt_xexec *x, FILE *err)
     }
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
-            fprintf(
-                err,
-                "exec: plan '%s' builds op '%s' (phase %s), which rectwin-exec cannot run "
-                "yet; executable plans: flat, fused, hsp (sync sparse), with every dedup and merge\n",
-                s->plan.name, x->g->ops[o].name ? x->g->ops[o].name : "?",
-                x->g->phases[x->g->ops[o].phase]);
+            fprintf(err,
+                    "exec: plan '%s' builds op '%s' (phase %s), which rectwin-exec cannot run "
+                    "yet; executable: flat, fused, hsp (sync sparse), sptt without tower modules\n",
+                    s->plan.name, x->g->ops[o].name ? x->g->ops[o].name : "?",
+                    x->g->phases[x->g->ops[o].phase]);
             return -1;
         }
     return 0;

@@ -505,6 +505,52 @@ static double table_memory(const sptt *x, const rt_scenario *s, int p)
     return bytes + (x->o->tm.kind != RT_TM_NONE ? x->tm[t].params * 4 * 4 : 0);
 }
 
+/* Records the exchange for the executor: one unit over the world whose owners are world ranks
+ * inside each feature's tower, and the role of every op. Tower modules have no executor yet:
+ * their ops keep RT_ROLE_NONE and rectwin-exec refuses them. */
+static void record_unit(const sptt *x, rt_graph *g, const rt_scenario *s, const sptt_ops *op)
+{
+    int F = s->model.n_tables, cs = x->maps[0].col_shards > 0 ? x->maps[0].col_shards : 1;
+    int *feat = malloc(sizeof(int) * (size_t)F), *owner = malloc(sizeof(int) * (size_t)F * cs);
+    uint64_t *block = calloc((size_t)F, sizeof(uint64_t));
+    if (!feat || !owner || !block) abort(); /* as rt_graph_add_* do on out of memory */
+    for (int f = 0; f < F; f++) {
+        const rt_shard_map *sm = &x->maps[x->o->tower_of[f]];
+        feat[f] = f;
+        if (sm->block) block[f] = sm->block[f];
+        for (int c = 0; c < cs; c++) {
+            int local = sm->owner ? sm->owner[f * cs + c] : -1;
+            owner[f * cs + c] = local < 0 ? -1 : x->o->tower_of[f] * x->D + local;
+        }
+    }
+    rt_graph_unit u = {.n_features = F,
+                       .features = feat,
+                       .group = {x->N, 1},
+                       .sharding = (int)s->plan.sharding,
+                       .col_shards = cs,
+                       .n_tables = F,
+                       .owner = owner,
+                       .block = block,
+                       .sync = {1, 1},
+                       .tower_size = x->D,
+                       .tower_of = (int *)x->o->tower_of};
+    int unit = rt_graph_add_unit(g, &u);
+    free(feat), free(owner), free(block);
+    const struct {
+        int op;
+        rt_role role;
+    } roles[] = {{op->bucketize, RT_ROLE_ROUTE},         {op->ids_a2a, RT_ROLE_IDS_A2A},
+                 {op->lookup, RT_ROLE_LOOKUP},           {op->permute, RT_ROLE_PEER_PERMUTE},
+                 {op->intra_a2a, RT_ROLE_INTRA_A2A},     {op->intra_rs, RT_ROLE_INTRA_RS},
+                 {op->shuffle, RT_ROLE_SHUFFLE},         {op->peer_a2a, RT_ROLE_PEER_A2A},
+                 {op->unpermute, RT_ROLE_RECOVER},       {op->peer_grad, RT_ROLE_PEER_GRAD_A2A},
+                 {op->shuffle_bwd, RT_ROLE_SHUFFLE_BWD}, {op->intra_grad, RT_ROLE_INTRA_GRAD_A2A},
+                 {op->intra_ag, RT_ROLE_INTRA_AG},       {op->permute_bwd, RT_ROLE_PERMUTE_BWD},
+                 {op->update, RT_ROLE_SPARSE_UPDATE}};
+    for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
+        if (roles[k].op >= 0) rt_graph_set_role(g, roles[k].op, roles[k].role, unit, -1);
+}
+
 static rt_graph *sptt_build(const rt_scenario *s, const void *opts, const rt_workload *w, FILE *err)
 {
     const sptt_opts *o = opts;
@@ -524,6 +570,7 @@ static rt_graph *sptt_build(const rt_scenario *s, const void *opts, const rt_wor
     add_forward(&x, g, s, &op);
     rt_plan_add_dense(g, s, &op.unpermute, 1, (rt_group){x.N, 1}, &d);
     add_backward(&x, g, s, d.last_bwd, &op);
+    record_unit(&x, g, s, &op);
     double world_params = s->model.dense_params - o->tm_params;
     for (int r = 0; r < w->n_reps; r++) {
         double bufs = fill(&x, g, s, w, &op, r);
