@@ -17,7 +17,7 @@ const char *const rt_role_names[] = {
     "grad_a2a",  "grad_sync",       "sparse_update", "dense_fwd", "loss",
     "dense_bwd", "dense_allreduce", "dense_update",  "peer_permute", "intra_a2a",
     "intra_rs",  "shuffle",         "peer_a2a",      "peer_grad_a2a", "shuffle_bwd",
-    "intra_grad_a2a", "intra_ag",   "permute_bwd",   NULL};
+    "intra_grad_a2a", "intra_ag",   "permute_bwd",   "input_h2d",  NULL};
 
 /* Per-peer arrays are many and small and live as long as the graph: one arena. */
 typedef struct rt_graph_chunk {

@@ -87,6 +87,7 @@ typedef enum {
     RT_ROLE_INTRA_GRAD_A2A,
     RT_ROLE_INTRA_AG,
     RT_ROLE_PERMUTE_BWD,
+    RT_ROLE_INPUT_H2D, /* overlap: the next batch's IDs, lengths and dense features to the device */
     RT_ROLE_COUNT
 } rt_role;
 
@@ -133,6 +134,10 @@ typedef struct rt_op {
     rt_role role;
     int unit;  /* index into rt_graph.units, -1 when the op belongs to none */
     int layer; /* dense layer of a DENSE_FWD / DENSE_BWD op, -1 otherwise */
+    /* Overlap windows (plans/overlap.h) hold ops of several batches: this op works on batch
+     * i + batch_offset of window i (+1: the next batch's sparse forward; -1: semi-async's
+     * previous sparse backward; 0 otherwise). */
+    int batch_offset;
 } rt_op;
 
 /* The cost of one op on one representative rank.

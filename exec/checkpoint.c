@@ -280,7 +280,8 @@ static int shards_to_write(const rt_xexec *x, int *write, FILE *log)
         for (int r = 0; r <= x->rank && write[i]; r++) {
             int upto = r < x->rank ? counts[r] / DESC : i;
             for (int j = 0; j < upto && write[i]; j++)
-                write[i] = memcmp(all + displs[r] + (size_t)j * DESC, d, sizeof(int64_t) * DESC);
+                write[i] =
+                    memcmp(all + displs[r] + (size_t)j * DESC, d, sizeof(int64_t) * DESC) != 0;
         }
     }
     rc = 0;

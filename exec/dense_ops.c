@@ -13,13 +13,13 @@ static int fail(FILE *err, const rt_xexec *x, int op, const char *what)
  * forward hands it the iteration's batch. */
 static int hand_batch(rt_xexec *x, FILE *err)
 {
-    rt_dnet_batch b = {.batch = x->batch.batch,
-                       .global_batch = x->batch.global_batch,
-                       .dense = x->d_dense,
-                       .emb = x->emb,
-                       .offsets = (const int64_t *const *)x->d_offsets,
-                       .h_offsets = (const int64_t *const *)x->h_offsets,
-                       .labels = x->d_labels};
+    rt_dnet_batch b = {.batch = x->v.batch.batch,
+                       .global_batch = x->v.batch.global_batch,
+                       .dense = x->v.d_dense,
+                       .emb = x->v.emb,
+                       .offsets = (const int64_t *const *)x->v.d_offsets,
+                       .h_offsets = (const int64_t *const *)x->v.h_offsets,
+                       .labels = x->v.d_labels};
     return rt_dnet_set_batch(x->net, &b, err);
 }
 

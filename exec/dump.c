@@ -37,11 +37,11 @@ int rt_xdump_iteration(const rt_xexec *x, const char *dir, FILE *err)
 {
     FILE *f = open_file(dir, "emb", x->rank, err);
     if (!f) return -1;
-    int b = x->batch.batch, rc = 0;
+    int b = x->v.batch.batch, rc = 0;
     for (int t = 0; t < x->s->model.n_tables && !rc; t++) {
         const rt_table *tb = &x->s->model.tables[t];
         if (tb->sequence) continue;
-        float *h = to_host(x, x->emb[t], (size_t)b * tb->dim);
+        float *h = to_host(x, x->v.emb[t], (size_t)b * tb->dim);
         if (!h) rc = -1;
         for (int i = 0; h && i < b; i++) {
             fprintf(f, "%d %lld", t, (long long)x->rank * b + i);

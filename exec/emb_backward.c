@@ -11,16 +11,16 @@ static int distinct_grads(rt_xexec *x, rt_xunit *xu, int i, int op, FILE *err)
     rt_xdev *d = x->dev;
     const rt_xuniq *u = &xu->s1[i];
     int t = xu->u->features[i], dim = x->s->model.tables[t].dim;
-    const float *g = rt_dnet_emb_grad(x->net, t);
+    const float *g = rt_xexec_emb_grad(x, t);
     if (!g) return rt_xemb_fail(err, x, op, "the dense net has no gradient for this feature");
     size_t gb = sizeof(float) * (size_t)(u->n_uniq * dim);
     if (rt_xbuf_reserve(d, &xu->s1_grad[i], gb, err) || d->ops->zero(d, xu->s1_grad[i].p, gb))
         return -1;
     if (!x->s->model.tables[t].sequence) { /* each ID carries its bag's gradient */
         if (rt_xbuf_reserve(d, &xu->tmp_b, sizeof(float) * (size_t)(u->n * dim), err)) return -1;
-        if (rt_xemb_kcheck(
-                d->ops->gather_rows(d, g, x->batch.batch, dim, xu->s1_bag[i].p, u->n, xu->tmp_b.p),
-                err, x, op, "gather_rows"))
+        if (rt_xemb_kcheck(d->ops->gather_rows(d, g, x->v.batch.batch, dim, xu->s1_bag[i].p, u->n,
+                                               xu->tmp_b.p),
+                           err, x, op, "gather_rows"))
             return -1;
         g = xu->tmp_b.p;
     }
@@ -35,11 +35,11 @@ static int pack_grad(rt_xexec *x, rt_xunit *xu, int e, int q, int op, FILE *err)
     int E = xu->n_entries, F = xu->u->n_features;
     const rt_xentry *en = &xu->entries[e];
     int dim = x->s->model.tables[en->table].dim;
-    size_t rows = rt_xemb_rows(xu, e, x->batch.batch, xu->n_to[q * E + e]);
-    const float *g = xu->u->dedup_send ? xu->s1_grad[en->i].p : rt_dnet_emb_grad(x->net, en->table);
+    size_t rows = rt_xemb_rows(xu, e, x->v.batch.batch, xu->n_to[q * E + e]);
+    const float *g = xu->u->dedup_send ? xu->s1_grad[en->i].p : rt_xexec_emb_grad(x, en->table);
     int64_t g_rows = xu->u->dedup_send ? xu->s1[en->i].n_uniq
-                     : en->sequence    ? (int64_t)x->batch.f[en->table].n_ids
-                                       : x->batch.batch;
+                     : en->sequence    ? (int64_t)x->v.batch.f[en->table].n_ids
+                                       : x->v.batch.batch;
     float *dst = (float *)xu->grad_send.p + xu->recv_at[q * E + e];
     rt_xdev *d = x->dev;
     if (!g) return rt_xemb_fail(err, x, op, "the dense net has no gradient for this feature");
@@ -72,7 +72,7 @@ int rt_xemb_grad_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 
 int rt_xemb_gather_grad(rt_xexec *x, rt_xunit *xu, int e, FILE *err)
 {
-    int G = xu->G, E = xu->n_entries, b = x->batch.batch;
+    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch;
     size_t w = (size_t)xu->entries[e].width;
     size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)G * b;
     if (rt_xbuf_reserve(x->dev, &xu->own_grad[e], rows * w * sizeof(float), err)) return -1;
@@ -101,7 +101,7 @@ static int distinct_row_grads(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *er
         if (rt_xemb_put(x, &xu->s2_bag, xu->own_host_bag[e], (size_t)n, err) ||
             rt_xbuf_reserve(d, &xu->tmp_b, sizeof(float) * (size_t)(n * w), err))
             return -1;
-        if (rt_xemb_kcheck(d->ops->gather_rows(d, g, (int64_t)xu->G * x->batch.batch, w,
+        if (rt_xemb_kcheck(d->ops->gather_rows(d, g, (int64_t)xu->G * x->v.batch.batch, w,
                                                xu->s2_bag.p, n, xu->tmp_b.p),
                            err, x, op, "gather_rows"))
             return -1;
@@ -129,7 +129,7 @@ static int update_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
         int pr = rt_xemb_per_row(xu, e);
         st = d->ops->sparse_update(
             d, &sh->t, sh->st, &opt, xu->own_ids[e].p, pr ? NULL : xu->own_offsets[e].p,
-            pr ? xu->own_n[e] : (int64_t)xu->G * x->batch.batch, RT_KPOOL_SUM, xu->own_grad[e].p);
+            pr ? xu->own_n[e] : (int64_t)xu->G * x->v.batch.batch, RT_KPOOL_SUM, xu->own_grad[e].p);
     }
     return rt_xemb_kcheck(st, err, x, op, "sparse_update");
 }

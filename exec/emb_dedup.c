@@ -108,7 +108,7 @@ static int in_kunit(const rt_graph_unit *u, int i, int k)
 static int unique_send(rt_xexec *x, rt_xunit *xu, int k, int op, FILE *err)
 {
     const rt_graph_unit *u = xu->u;
-    int F = u->n_features, nseg = 0, b = x->batch.batch;
+    int F = u->n_features, nseg = 0, b = x->v.batch.batch;
     const uint64_t *vals[F ? F : 1];
     int64_t n[F ? F : 1];
     uint64_t *keys[F ? F : 1];
@@ -117,7 +117,7 @@ static int unique_send(rt_xexec *x, rt_xunit *xu, int k, int op, FILE *err)
     int hashed = u->key_hash == 1; /* TFRA hashed on the sender, before this unique */
     for (int i = 0; i < F; i++) {
         if (!in_kunit(u, i, k)) continue;
-        const rt_feature_batch *fb = &x->batch.f[u->features[i]];
+        const rt_feature_batch *fb = &x->v.batch.f[u->features[i]];
         vals[nseg] = fb->ids, n[nseg] = (int64_t)fb->n_ids;
         keys[nseg] = hashed ? xu->keys[i] : NULL, out[nseg] = &xu->s1[i];
         nseg++;
@@ -125,7 +125,7 @@ static int unique_send(rt_xexec *x, rt_xunit *xu, int k, int op, FILE *err)
     if (unique_segments(x, nseg, vals, n, hashed ? keys : NULL, out, err)) return -1;
     for (int i = 0; i < F; i++) {
         if (!in_kunit(u, i, k)) continue;
-        const rt_feature_batch *fb = &x->batch.f[u->features[i]];
+        const rt_feature_batch *fb = &x->v.batch.f[u->features[i]];
         int64_t *h = malloc(sizeof(int64_t) * (size_t)(fb->n_ids + (uint64_t)b + 2));
         if (!h) {
             fprintf(err, "exec: out of host memory\n");
@@ -209,7 +209,7 @@ int rt_xemb_key_hash(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
     double n = 0;
     if (u->key_hash == 1) { /* TFRA: on the sender, over the raw IDs */
         for (int i = 0; i < u->n_features; i++) {
-            const rt_feature_batch *fb = &x->batch.f[u->features[i]];
+            const rt_feature_batch *fb = &x->v.batch.f[u->features[i]];
             if (set_keys(xu, i, fb->ids, (int64_t)fb->n_ids, u->features[i], err)) return -1;
             n += (double)fb->n_ids;
         }

@@ -96,7 +96,7 @@ static int count_route(rt_xexec *x, rt_xunit *xu, FILE *err)
 /* The counts this rank sends member Q for every entry Q serves, at P. */
 static uint8_t *write_counts(rt_xexec *x, rt_xunit *xu, int q, uint8_t *p)
 {
-    int E = xu->n_entries, b = x->batch.batch, rows = xu->u->sharding == RT_SHARD_ROW;
+    int E = xu->n_entries, b = x->v.batch.batch, rows = xu->u->sharding == RT_SHARD_ROW;
     for (int e = 0; e < E; e++) {
         if (!rt_xemb_served(xu, q, e)) continue;
         if (xu->u->dedup_send) {
@@ -104,7 +104,7 @@ static uint8_t *write_counts(rt_xexec *x, rt_xunit *xu, int q, uint8_t *p)
             memcpy(p, &n, 4), p += 4;
             continue;
         }
-        const rt_feature_batch *fb = &x->batch.f[xu->entries[e].table];
+        const rt_feature_batch *fb = &x->v.batch.f[xu->entries[e].table];
         uint64_t at = 0;
         for (int s = 0; s < b; s++) {
             uint32_t n = 0;
@@ -135,7 +135,7 @@ static size_t counts_bytes(const rt_xexec *x, const rt_xunit *xu, int q)
 {
     size_t n = 0;
     for (int e = 0; e < xu->n_entries; e++)
-        n += rt_xemb_served(xu, q, e) ? (size_t)rt_xemb_counts(xu, x->batch.batch) * 4 : 0;
+        n += rt_xemb_served(xu, q, e) ? (size_t)rt_xemb_counts(xu, x->v.batch.batch) * 4 : 0;
     return n;
 }
 
@@ -265,7 +265,7 @@ static int64_t local_row(const rt_xunit *xu, const rt_xshard *sh, int e, uint64_
  * dedup and HSP), device rows and bag offsets. */
 static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int op, FILE *err)
 {
-    int G = xu->G, E = xu->n_entries, b = x->batch.batch, ib = idb(x), L = rt_xemb_counts(xu, b);
+    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch, ib = idb(x), L = rt_xemb_counts(xu, b);
     const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
     int64_t n = 0;
     for (int p = 0; p < G; p++)
@@ -308,7 +308,7 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
 int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
     if (xu->parsed) return 0;
-    int G = xu->G, E = xu->n_entries, b = x->batch.batch, L = rt_xemb_counts(xu, b);
+    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch, L = rt_xemb_counts(xu, b);
     size_t counts = counts_bytes(x, xu, xu->k);
     size_t ids_total = rt_xemb_total(xu->ids_rc, G), cat_total = rt_xemb_total(xu->cat_rc, G);
     const uint8_t *ids = host_view(x, xu, xu->ids_recv.p, ids_total, 0, err);
@@ -351,7 +351,7 @@ int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
  * fills emb_sc/sd (owner -> member) and emb_rc/rd (member -> this rank). */
 static void emb_layout(rt_xexec *x, rt_xunit *xu)
 {
-    int G = xu->G, E = xu->n_entries, b = x->batch.batch;
+    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch;
     size_t st = 0, rt = 0;
     for (int p = 0; p < G; p++) {
         size_t sn = 0, rn = 0;
@@ -378,7 +378,7 @@ static rt_kstatus lookup_rows(rt_xexec *x, rt_xunit *xu, int e, float *out, FILE
 {
     rt_xdev *d = x->dev;
     const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
-    int64_t n = xu->own_n[e], bags = (int64_t)xu->G * x->batch.batch, w = sh->width;
+    int64_t n = xu->own_n[e], bags = (int64_t)xu->G * x->v.batch.batch, w = sh->width;
     int pr = rt_xemb_per_row(xu, e);
     if (!xu->u->dedup_owner)
         return pr ? d->ops->sequence_lookup(d, &sh->t, xu->own_ids[e].p, n, out)
@@ -397,7 +397,7 @@ static rt_kstatus lookup_rows(rt_xexec *x, rt_xunit *xu, int e, float *out, FILE
 
 static int lookup_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
 {
-    int G = xu->G, E = xu->n_entries, b = x->batch.batch;
+    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch;
     size_t w = (size_t)xu->entries[e].width;
     size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)G * b;
     if (rt_xbuf_reserve(x->dev, &xu->own_out[e], rows * w * sizeof(float), err)) return -1;
@@ -509,9 +509,9 @@ static int recover_dedup(rt_xexec *x, rt_xunit *xu, int i, int op, FILE *err)
     rt_ktable distinct = {rows->p, u->n_uniq, dim, RT_KDT_FP32};
     rt_kstatus st =
         x->s->model.tables[t].sequence
-            ? d->ops->gather_rows(d, rows->p, u->n_uniq, dim, u->inv_dev.p, u->n, x->emb[t])
-            : d->ops->gather_pool(d, &distinct, u->inv_dev.p, xu->s1_offsets[i].p, x->batch.batch,
-                                  RT_KPOOL_SUM, x->emb[t]);
+            ? d->ops->gather_rows(d, rows->p, u->n_uniq, dim, u->inv_dev.p, u->n, x->v.emb[t])
+            : d->ops->gather_pool(d, &distinct, u->inv_dev.p, xu->s1_offsets[i].p, x->v.batch.batch,
+                                  RT_KPOOL_SUM, x->v.emb[t]);
     return rt_xemb_kcheck(st, err, x, op, "recovery gather");
 }
 
@@ -526,7 +526,7 @@ static double recover_bytes(const rt_xexec *x, const rt_xunit *xu)
     for (int i = 0; i < xu->u->n_features; i++) {
         const rt_table *tb = &x->s->model.tables[xu->u->features[i]];
         raw += (double)xu->s1[i].n;
-        out += (tb->sequence ? (double)xu->s1[i].n : x->batch.batch) * tb->dim * 4.0;
+        out += (tb->sequence ? (double)xu->s1[i].n : x->v.batch.batch) * tb->dim * 4.0;
     }
     for (int k = 0; k < xu->G * xu->n_entries; k++)
         sent += (double)xu->n_to[k];
@@ -542,8 +542,8 @@ int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
         for (int e = 0; e < xu->n_entries; e++) {
             const rt_xentry *en = &xu->entries[e];
             size_t rows =
-                en->sequence ? (size_t)x->batch.f[en->table].n_ids : (size_t)x->batch.batch;
-            if (assemble(x, xu, e, x->emb[en->table], rows, op, err)) return -1;
+                en->sequence ? (size_t)x->v.batch.f[en->table].n_ids : (size_t)x->v.batch.batch;
+            if (assemble(x, xu, e, x->v.emb[en->table], rows, op, err)) return -1;
         }
     }
     rt_xexec_count(x, op, recover_bytes(x, xu), 0);

@@ -77,7 +77,7 @@ static inline const uint64_t *rt_xemb_send_ids(const rt_xexec *x, const rt_xunit
         *n = xu->s1[i].n_uniq;
         return xu->s1[i].uniq;
     }
-    const rt_feature_batch *fb = &x->batch.f[xu->u->features[i]];
+    const rt_feature_batch *fb = &x->v.batch.f[xu->u->features[i]];
     *n = (int64_t)fb->n_ids;
     return fb->ids;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "emb_internal.h"
+#include "state.h"
 
 int rt_xemb_put(rt_xexec *x, rt_xbuf *b, const int64_t *h, size_t n, FILE *err)
 {
@@ -115,28 +116,46 @@ static int add_shards(rt_xexec *x, rt_xunit *xu, FILE *err)
     return 0;
 }
 
+/* Unit N of slot K. Every slot has its own per-iteration state; the table shards (and the
+ * row lists of hash-routed shards) are slot 0's. */
+static int setup_unit(rt_xexec *x, int k, int n, FILE *err)
+{
+    rt_xunit *xu = &x->slots[k].units[n];
+    xu->u = &x->g->units[n];
+    if (unsupported(xu->u, x->s, err)) return -1;
+    xu->G = xu->u->group.size;
+    xu->k = rt_group_index(xu->u->group, x->rank);
+    if (build_entries(xu, x->s) || alloc_unit(xu)) {
+        fprintf(err, "exec: out of host memory setting up the embedding exchanges\n");
+        return -1;
+    }
+    if (k == 0) {
+        if (add_shards(x, xu, err)) return -1;
+    } else {
+        const rt_xunit *first = &x->slots[0].units[n];
+        memcpy(xu->shard_of, first->shard_of, sizeof(int) * (size_t)xu->n_entries);
+        memcpy(xu->hrows, first->hrows, sizeof(uint64_t *) * (size_t)xu->n_entries);
+        memcpy(xu->hrows_n, first->hrows_n, sizeof(int64_t) * (size_t)xu->n_entries);
+        xu->borrows_rows = 1;
+    }
+    if (!(xu->grp = rt_xexec_group(x, xu->u->group, err))) return -1;
+    if (xu->u->sync.size > 1 && !(xu->sync_grp = rt_xexec_group(x, xu->u->sync, err))) return -1;
+    return xu->u->tower_size ? rt_xsptt_setup(x, xu, err) : 0;
+}
+
 int rt_xemb_setup(rt_xexec *x, FILE *err)
 {
-    const rt_graph *g = x->g;
-    x->units = calloc((size_t)(g->n_units ? g->n_units : 1), sizeof *x->units);
-    if (!x->units) goto oom;
-    for (int n = 0; n < g->n_units; n++) {
-        rt_xunit *xu = &x->units[n];
-        xu->u = &g->units[n];
-        if (unsupported(xu->u, x->s, err)) return -1;
-        xu->G = xu->u->group.size;
-        xu->k = rt_group_index(xu->u->group, x->rank);
-        if (build_entries(xu, x->s) || alloc_unit(xu)) goto oom;
-        if (add_shards(x, xu, err)) return -1;
-        if (!(xu->grp = rt_xexec_group(x, xu->u->group, err))) return -1;
-        if (xu->u->sync.size > 1 && !(xu->sync_grp = rt_xexec_group(x, xu->u->sync, err)))
+    size_t n = (size_t)(x->g->n_units ? x->g->n_units : 1);
+    for (int k = 0; k < x->n_slots; k++) {
+        if (!(x->slots[k].units = calloc(n, sizeof(rt_xunit)))) {
+            fprintf(err, "exec: out of host memory setting up the embedding exchanges\n");
             return -1;
-        if (xu->u->tower_size && rt_xsptt_setup(x, xu, err)) return -1;
+        }
+        for (int u = 0; u < x->g->n_units; u++)
+            if (setup_unit(x, k, u, err)) return -1;
     }
+    x->v = x->slots[x->cur];
     return 0;
-oom:
-    fprintf(err, "exec: out of host memory setting up the embedding exchanges\n");
-    return -1;
 }
 
 static void free_per_entry(rt_xexec *x, rt_xunit *xu)
@@ -152,7 +171,7 @@ static void free_per_entry(rt_xexec *x, rt_xunit *xu)
         if (xu->own_host_bag) free(xu->own_host_bag[e]);
         if (xu->s2) rt_xuniq_free(x->dev, &xu->s2[e]);
         if (xu->keys) free(xu->keys[e]);
-        if (xu->hrows) free(xu->hrows[e]);
+        if (xu->hrows && !xu->borrows_rows) free(xu->hrows[e]);
     }
     for (int i = 0; i < xu->u->n_features; i++) {
         if (xu->s1) rt_xuniq_free(x->dev, &xu->s1[i]);
@@ -166,11 +185,10 @@ static void free_per_entry(rt_xexec *x, rt_xunit *xu)
     }
 }
 
-void rt_xemb_free(rt_xexec *x)
+static void free_units(rt_xexec *x, rt_xunit *units)
 {
-    if (!x->units) return;
     for (int n = 0; n < x->g->n_units; n++) {
-        rt_xunit *xu = &x->units[n];
+        rt_xunit *xu = &units[n];
         if (!xu->u) continue;
         rt_xbuf *bufs[] = {&xu->ids_send,  &xu->ids_recv,  &xu->emb_send, &xu->emb_recv,
                            &xu->grad_send, &xu->grad_recv, &xu->cat_send, &xu->cat_recv,
@@ -192,14 +210,23 @@ void rt_xemb_free(rt_xexec *x)
         for (size_t a = 0; a < sizeof arrays / sizeof *arrays; a++)
             free(arrays[a]);
     }
-    free(x->units);
-    x->units = NULL;
+    free(units);
+}
+
+void rt_xemb_free(rt_xexec *x)
+{
+    rt_xexec_use(x, -1);
+    for (int k = 0; k < x->n_slots; k++) {
+        if (x->slots[k].units) free_units(x, x->slots[k].units);
+        x->slots[k].units = NULL;
+    }
+    x->v.units = NULL;
 }
 
 int rt_xemb_run(rt_xexec *x, int op, FILE *err)
 {
     const rt_op *o = &x->g->ops[op];
-    rt_xunit *xu = &x->units[o->unit];
+    rt_xunit *xu = &x->v.units[o->unit];
     switch (o->role) {
     case RT_ROLE_KEY_HASH:
         return rt_xemb_key_hash(x, xu, op, err);

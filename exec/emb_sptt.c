@@ -20,7 +20,7 @@ typedef struct geo {
 
 static geo geometry(const rt_xexec *x, const rt_xunit *xu)
 {
-    geo g = {.N = xu->G, .D = xu->u->tower_size, .E = xu->n_entries, .b = x->batch.batch};
+    geo g = {.N = xu->G, .D = xu->u->tower_size, .E = xu->n_entries, .b = x->v.batch.batch};
     g.T = g.N / g.D, g.t = xu->k / g.D, g.j = xu->k % g.D;
     g.owners = xu->u->sharding == RT_SHARD_ROW ? 1 : g.D;
     return g;
@@ -225,7 +225,7 @@ static int pack_grads(rt_xexec *x, rt_xunit *xu, const geo *g, int op, FILE *err
                 if (!slot_serves(xu, g, u, mi, e)) continue;
                 const rt_xentry *en = &xu->entries[e];
                 int dim = x->s->model.tables[en->table].dim;
-                const float *gr = rt_dnet_emb_grad(x->net, en->table);
+                const float *gr = rt_xexec_emb_grad(x, en->table);
                 if (!gr) return rt_xemb_fail(err, x, op, "no gradient for this feature");
                 float *dst = (float *)xu->grad_send.p + xu->recv_at[(u * g->D + mi) * g->E + e];
                 if (x->dev->ops->copy2d(x->dev, dst, (size_t)en->width * sizeof(float),

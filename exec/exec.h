@@ -86,6 +86,7 @@ typedef struct rt_xunit {
     /* Hash-routed row-wise shards ([e]): the ascending global rows this rank holds. */
     uint64_t **hrows;
     int64_t *hrows_n;
+    int borrows_rows; /* slots other than 0 use slot 0's row lists */
     /* TFRA-fused: the per-feature counts travel in their own AlltoAll. */
     size_t *cat_sc, *cat_sd, *cat_rc, *cat_rd;
     rt_xbuf cat_send, cat_recv;
@@ -104,6 +105,24 @@ typedef struct rt_xunit {
     int64_t *sync_u, *sync_n;
 } rt_xunit;
 
+/* What one batch in flight owns: its host batch, its device inputs and recovered embeddings,
+ * the exchanges' per-iteration state, and (overlap) a copy of its embedding gradients. */
+typedef struct rt_xslot {
+    int64_t batch_id; /* the batch it holds, -1: none */
+    int loaded;       /* its inputs are on the device */
+    rt_xbatch batch;
+    float **emb; /* [table]: device embeddings the dense net consumes (in emb_buf) */
+    rt_xbuf *emb_buf;
+    rt_xbuf *grad_copy; /* [table]: overlap: the dense net's embedding gradients of this batch */
+    int have_grads;
+    float *d_dense, *d_labels;
+    rt_xbuf dense_buf, label_buf;
+    int64_t **d_offsets; /* [table]: sequence offsets on the device (in off_buf) and host */
+    rt_xbuf *off_buf;
+    int64_t **h_offsets;
+    rt_xunit *units; /* [g->n_units] */
+} rt_xslot;
+
 /* Bytes an op really moved on this rank in the first iteration: a collective's per-member
  * sends and receives, a kernel's bytes by the graph's own accounting of the data it saw. */
 typedef struct rt_xbytes {
@@ -120,15 +139,11 @@ typedef struct rt_xexec {
     int rank, world;
     rt_xtables tables;
     rt_dnet *net;
-    rt_xbatch batch; /* this iteration's host batch */
-    float **emb;     /* [table]: device embeddings the dense net consumes (in emb_buf) */
-    rt_xbuf *emb_buf;
-    float *d_dense, *d_labels;
-    rt_xbuf dense_buf, label_buf;
-    int64_t **d_offsets; /* [table]: sequence offsets on the device (in off_buf) and host */
-    rt_xbuf *off_buf;
-    int64_t **h_offsets;
-    rt_xunit *units; /* [g->n_units] */
+    /* The batch the running op works on: a copy of one of the slots, saved back after the op.
+     * Sync plans have one batch in flight; overlap windows hold up to three. */
+    rt_xslot v;
+    int n_slots, cur;
+    rt_xslot slots[3];
     rt_xgroup *world_grp;
     int n_groups; /* groups opened for collectives, by (size, stride) */
     rt_group *group_keys;
@@ -137,6 +152,9 @@ typedef struct rt_xexec {
     int counting;
     int64_t iteration; /* sparse optimizer step counter base */
 } rt_xexec;
+
+/* The embedding gradient of TABLE for the running op's batch. */
+const float *rt_xexec_emb_grad(const rt_xexec *x, int table);
 
 /* The communicator of this rank's instance of G (opened on first use, collectively). */
 rt_xgroup *rt_xexec_group(rt_xexec *x, rt_group g, FILE *err);

@@ -104,19 +104,21 @@ long rt_xreport_check_bytes(const rt_xexec *x, long *checked, FILE *err)
     return bad;
 }
 
-static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, int iters)
+static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, int iters,
+                           int batches)
 {
     char *buf = malloc(1024);
     if (!buf) return NULL;
     snprintf(buf, 1024,
              "{\"device\": \"%s\", \"comm\": \"%s\", \"ranks\": %d, \"warmup\": %d, "
-             "\"iterations\": %d, \"timing\": \"median over iterations per op\", "
+             "\"iterations\": %d, \"batches_trained\": %d, \"timing\": \"median over "
+             "iterations per op\", "
              "\"iteration_wall_median_s\": %.9g, \"iteration_wall_spread_s\": %.9g, "
              "\"framework_overhead_s\": %.9g, \"loss_first\": %.9g, \"loss_last\": %.9g, "
              "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld}",
-             x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, s->wall_median_s,
-             s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last, s->bytes_checked,
-             s->bytes_mismatched);
+             x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, batches,
+             s->wall_median_s, s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last,
+             s->bytes_checked, s->bytes_mismatched);
     return buf;
 }
 
@@ -186,7 +188,7 @@ int rt_xreport(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, rt
     free(all);
     rt_result_finish(r, x->s);
     r->peak_hbm_bytes = sum->peak_bytes; /* measured, not the plan's accounting */
-    r->settings_json = settings_json(x, sum, warmup, t->n_iter - warmup);
+    r->settings_json = settings_json(x, sum, warmup, t->n_iter - warmup, t->batches);
     *out = r;
     return 0;
 }

@@ -48,19 +48,70 @@ static void inject_fault(const rt_xrun_cfg *c, const rt_xexec *x, int op)
 
 static int run_op(rt_xexec *x, int op, FILE *err)
 {
-    switch (x->g->ops[op].role) {
+    const rt_op *o = &x->g->ops[op];
+    switch (o->role) {
+    case RT_ROLE_INPUT_H2D:
+        if (rt_xexec_load_batch(x, err)) return -1;
+        x->v.loaded = 1;
+        return 0;
     case RT_ROLE_DENSE_FWD:
     case RT_ROLE_LOSS:
-    case RT_ROLE_DENSE_BWD:
     case RT_ROLE_DENSE_ALLREDUCE:
     case RT_ROLE_DENSE_UPDATE:
         return rt_xdense_run(x, op, err);
+    case RT_ROLE_DENSE_BWD:
+        if (rt_xdense_run(x, op, err)) return -1;
+        /* The next window's dense backward overwrites the gradients this batch's sparse
+         * backward reads: keep a copy when batches overlap. */
+        return o->layer == 0 && x->n_slots > 1 ? rt_xexec_keep_grads(x, err) : 0;
     default:
         return rt_xemb_run(x, op, err);
     }
 }
 
-static int one_iteration(rt_xexec *x, const rt_xrun_cfg *c, rt_xwatchdog *wd, int64_t it, FILE *err)
+/* The window: batch ids in flight are W + the ops' batch offsets (plans/overlap.h); a sync
+ * graph's window is one iteration. */
+typedef struct window {
+    int lo_off, hi_off; /* smallest and largest batch offset */
+    int has_h2d;        /* the graph uploads the next batch itself */
+    int n_batches;
+} window;
+
+static window window_of(const rt_xexec *x, int batches)
+{
+    window w = {0, 0, 0, batches};
+    for (int op = 0; op < x->g->n_ops; op++) {
+        int o = x->g->ops[op].batch_offset;
+        w.lo_off = o < w.lo_off ? o : w.lo_off, w.hi_off = o > w.hi_off ? o : w.hi_off;
+        w.has_h2d |= x->g->ops[op].role == RT_ROLE_INPUT_H2D;
+    }
+    return w;
+}
+
+static int live(const window *w, int64_t id)
+{
+    return id >= 0 && id < w->n_batches;
+}
+
+/* Makes batch ID's slot the view; draws the batch on the host at its first use (untimed, as
+ * a data loader would have it ready) and uploads it unless an H2D op of the graph does. */
+static int use_batch(rt_xexec *x, const rt_xrun_cfg *c, const window *w, int64_t id, FILE *err)
+{
+    rt_xexec_use(x, (int)(id % x->n_slots));
+    if (x->v.batch_id == id) return 0;
+    rt_xbatch_free(&x->v.batch);
+    x->v.batch_id = id, x->v.loaded = 0, x->v.have_grads = 0;
+    if (rt_xbatch_make(&x->v.batch, x->s, c->graph_batch, x->rank, c->first_iteration + id, c->data,
+                       err))
+        return -1;
+    if (w->has_h2d) return 0;
+    if (rt_xexec_load_batch(x, err)) return -1;
+    x->v.loaded = 1;
+    return 0;
+}
+
+static int one_window(rt_xexec *x, const rt_xrun_cfg *c, const window *win, rt_xwatchdog *wd, int w,
+                      FILE *err)
 {
     const rt_graph *g = x->g;
     rt_xdev *d = x->dev;
@@ -68,6 +119,12 @@ static int one_iteration(rt_xexec *x, const rt_xrun_cfg *c, rt_xwatchdog *wd, in
     if (d->ops->mark(d, 0)) return -1;
     for (int op = 0; op < g->n_ops; op++) {
         const rt_op *o = &g->ops[op];
+        int64_t id = (int64_t)w + o->batch_offset;
+        if (!live(win, id)) continue;
+        if (use_batch(x, c, win, id, err)) return -1;
+        x->iteration = c->first_iteration + id;
+        /* Iteration 0 is the graph's own batch: its bytes are checked. */
+        x->counting = x->iteration == 0;
         rt_xdev_on(d, o->stream);
         for (int k = 0; k < o->n_deps; k++) {
             int dep = rt_graph_deps(g, op)[k];
@@ -77,11 +134,12 @@ static int one_iteration(rt_xexec *x, const rt_xrun_cfg *c, rt_xwatchdog *wd, in
         inject_fault(c, x, op);
         if (d->ops->mark(d, start_mark(op)) || run_op(x, op, err) ||
             d->ops->mark(d, end_mark(op))) {
-            fprintf(err, "exec: rank %d: iteration %lld stopped at op %d '%s'\n", x->rank,
-                    (long long)it, op, o->name ? o->name : "?");
+            fprintf(err, "exec: rank %d: window %d stopped at op %d '%s' (batch %lld)\n", x->rank,
+                    w, op, o->name ? o->name : "?", (long long)id);
             return -1;
         }
     }
+    x->counting = 0;
     rt_xwatchdog_enter(wd, -1);
     return d->ops->sync(d);
 }
@@ -104,39 +162,53 @@ void rt_xtimes_free(rt_xtimes *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Records window W's marks as timing I. */
+static void record(rt_xexec *x, rt_xtimes *t, int i, double wall)
+{
+    int n = x->g->n_ops;
+    t->wall[i] = wall;
+    for (int op = 0; op < n; op++) {
+        t->start[(size_t)i * n + op] = x->dev->ops->mark_seconds(x->dev, start_mark(op));
+        t->end[(size_t)i * n + op] = x->dev->ops->mark_seconds(x->dev, end_mark(op));
+    }
+    t->loss[i] = rt_dnet_loss_value(x->net);
+}
+
+/* Windows -hi_off .. batches - 1 - lo_off run every batch through every op; the ones in which
+ * every op has a live batch (the steady state) are timed. */
 int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err)
 {
-    int n_iter = c->warmup + c->iterations, n_ops = x->g->n_ops;
-    if (alloc_times(t, n_iter, n_ops)) {
-        fprintf(err, "exec: out of host memory for %d iterations x %d ops of timings\n", n_iter,
+    int n_ops = x->g->n_ops, timed = c->warmup + c->iterations;
+    window probe = window_of(x, 0);
+    window win = window_of(x, timed + probe.hi_off - probe.lo_off);
+    if (alloc_times(t, timed, n_ops)) {
+        fprintf(err, "exec: out of host memory for %d iterations x %d ops of timings\n", timed,
                 n_ops);
         return -1;
     }
     rt_xwatchdog *wd = rt_xwatchdog_start(x->g, x->comm, c->op_timeout_s);
     if (!wd) return -1;
-    int rc = 0;
-    for (int i = 0; i < n_iter && !rc; i++) {
-        int64_t it = c->first_iteration + i; /* the batch and the optimizer step follow it */
-        rt_xbatch_free(&x->batch);
-        rc = rt_xbatch_make(&x->batch, x->s, c->graph_batch, x->rank, it, c->data, err) ||
-             rt_xexec_load_batch(x, err) || x->dev->ops->sync(x->dev);
-        if (rc) break;
-        x->iteration = it;
-        x->counting = it == 0; /* iteration 0 is the graph's own batch: its bytes are checked */
-        /* Ranks start each iteration together so their timelines share an origin. */
+    t->batches = win.n_batches;
+    int rc = 0, i = 0;
+    for (int w = -win.hi_off; w < win.n_batches - win.lo_off && !rc; w++) {
+        /* Every batch of the window is drawn and, without an H2D op, uploaded first. */
+        for (int off = win.lo_off; off <= win.hi_off && !rc; off++)
+            if (live(&win, (int64_t)w + off)) rc = use_batch(x, c, &win, (int64_t)w + off, err);
+        if (rc || (rc = x->dev->ops->sync(x->dev))) break;
+        /* Ranks start each window together so their timelines share an origin. */
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = now();
-        rc = one_iteration(x, c, wd, it, err);
-        t->wall[i] = now() - t0;
+        rc = one_window(x, c, &win, wd, w, err);
+        double wall = now() - t0;
         if (rc) break;
-        for (int op = 0; op < n_ops; op++) {
-            t->start[(size_t)i * n_ops + op] = x->dev->ops->mark_seconds(x->dev, start_mark(op));
-            t->end[(size_t)i * n_ops + op] = x->dev->ops->mark_seconds(x->dev, end_mark(op));
+        if (live(&win, (int64_t)w + win.lo_off) && live(&win, (int64_t)w + win.hi_off) && i < timed)
+            record(x, t, i++, wall);
+        if (w == 0 && c->dump_dir) { /* batch 0's embeddings and loss are final here */
+            rt_xexec_use(x, 0);
+            rc = rt_xdump_iteration(x, c->dump_dir, err);
         }
-        t->loss[i] = rt_dnet_loss_value(x->net);
-        if (i == 0 && c->dump_dir && rt_xdump_iteration(x, c->dump_dir, err)) rc = -1;
     }
-    x->counting = 0;
+    rt_xexec_use(x, -1);
     rt_xwatchdog_stop(wd);
     return rc ? -1 : 0;
 }

@@ -31,6 +31,7 @@ typedef struct rt_xtimes {
     double *start, *end; /* [iter * n_ops + op], seconds from the iteration's start */
     double *wall;        /* [iter]: host wall time of the iteration */
     double *loss;        /* [iter]: this rank's loss */
+    int batches;         /* trained: an overlapped run fills and drains its pipeline */
 } rt_xtimes;
 
 int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err);

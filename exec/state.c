@@ -75,13 +75,6 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
 static int check_executable(const rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
-    if (s->plan.overlap != RT_OVERLAP_SYNC) {
-        fprintf(err,
-                "exec: plan.overlap '%s' is not executed by rectwin-exec yet; allowed: sync "
-                "(rectwin sim predicts it)\n",
-                rt_overlap_names[s->plan.overlap]);
-        return -1;
-    }
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,
@@ -94,20 +87,44 @@ static int check_executable(const rt_xexec *x, FILE *err)
     return 0;
 }
 
-static int alloc_batch_buffers(rt_xexec *x, FILE *err)
+static int alloc_slot(rt_xslot *v, int T)
+{
+    size_t n = (size_t)(T ? T : 1);
+    v->batch_id = -1;
+    v->emb = calloc(n, sizeof(float *)), v->emb_buf = calloc(n, sizeof(rt_xbuf));
+    v->grad_copy = calloc(n, sizeof(rt_xbuf));
+    v->d_offsets = calloc(n, sizeof(int64_t *)), v->h_offsets = calloc(n, sizeof(int64_t *));
+    v->off_buf = calloc(n, sizeof(rt_xbuf));
+    return v->emb && v->emb_buf && v->grad_copy && v->d_offsets && v->h_offsets && v->off_buf ? 0
+                                                                                              : -1;
+}
+
+static void free_slot(rt_xexec *x, rt_xslot *v)
 {
     int T = x->s->model.n_tables;
-    x->emb = calloc((size_t)(T ? T : 1), sizeof(float *));
-    x->emb_buf = calloc((size_t)(T ? T : 1), sizeof(rt_xbuf));
-    x->d_offsets = calloc((size_t)(T ? T : 1), sizeof(int64_t *));
-    x->h_offsets = calloc((size_t)(T ? T : 1), sizeof(int64_t *));
-    x->off_buf = calloc((size_t)(T ? T : 1), sizeof(rt_xbuf));
-    x->moved = calloc((size_t)x->g->n_ops, sizeof(rt_xbytes));
-    if (!x->emb || !x->emb_buf || !x->d_offsets || !x->h_offsets || !x->off_buf || !x->moved) {
-        fprintf(err, "exec: out of host memory\n");
-        return -1;
+    for (int t = 0; t < T; t++) {
+        if (v->emb_buf) rt_xbuf_free(x->dev, &v->emb_buf[t]);
+        if (v->grad_copy) rt_xbuf_free(x->dev, &v->grad_copy[t]);
+        if (v->off_buf) rt_xbuf_free(x->dev, &v->off_buf[t]);
+        if (v->h_offsets) free(v->h_offsets[t]);
     }
-    return 0;
+    rt_xbuf_free(x->dev, &v->dense_buf), rt_xbuf_free(x->dev, &v->label_buf);
+    free(v->emb), free(v->emb_buf), free(v->grad_copy), free(v->d_offsets), free(v->h_offsets);
+    free(v->off_buf);
+    rt_xbatch_free(&v->batch);
+}
+
+/* Overlap windows keep up to three batches in flight (semi-async: i - 1, i, i + 1). */
+static int alloc_batch_buffers(rt_xexec *x, FILE *err)
+{
+    x->n_slots = x->s->plan.overlap == RT_OVERLAP_SYNC ? 1 : 3;
+    x->moved = calloc((size_t)x->g->n_ops, sizeof(rt_xbytes));
+    int rc = x->moved ? 0 : -1;
+    for (int k = 0; k < x->n_slots && !rc; k++)
+        rc = alloc_slot(&x->slots[k], x->s->model.n_tables);
+    if (rc) fprintf(err, "exec: out of host memory\n");
+    x->v = x->slots[0];
+    return rc;
 }
 
 int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev *d, rt_xcomm *c,
@@ -138,21 +155,14 @@ void rt_xexec_close(rt_xexec *x)
     if (x->net) rt_dnet_free(x->net);
     rt_xemb_free(x);
     if (x->dev) rt_xtables_free(&x->tables, x->dev);
-    int T = x->s ? x->s->model.n_tables : 0;
-    for (int t = 0; t < T; t++) {
-        if (x->emb_buf) rt_xbuf_free(x->dev, &x->emb_buf[t]);
-        if (x->off_buf) rt_xbuf_free(x->dev, &x->off_buf[t]);
-        if (x->h_offsets) free(x->h_offsets[t]);
-    }
-    if (x->dense_buf.p) rt_xbuf_free(x->dev, &x->dense_buf);
-    if (x->label_buf.p) rt_xbuf_free(x->dev, &x->label_buf);
+    if (x->s) rt_xexec_use(x, -1);
+    for (int k = 0; x->s && k < x->n_slots; k++)
+        free_slot(x, &x->slots[k]);
     for (int i = 0; i < x->n_groups; i++)
         x->comm->ops->group_close(x->comm, x->groups[i]);
     for (int o = 0; x->moved && o < x->g->n_ops; o++)
         free(x->moved[o].send), free(x->moved[o].recv);
-    free(x->moved), free(x->groups), free(x->group_keys), free(x->emb), free(x->emb_buf);
-    free(x->d_offsets), free(x->h_offsets), free(x->off_buf);
-    rt_xbatch_free(&x->batch);
+    free(x->moved), free(x->groups), free(x->group_keys);
     memset(x, 0, sizeof *x);
 }
 
@@ -162,35 +172,67 @@ int rt_xexec_load_batch(rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
     rt_xdev *d = x->dev;
-    int b = x->batch.batch, nd = s->model.dense_features;
+    int b = x->v.batch.batch, nd = s->model.dense_features;
     size_t db = sizeof(float) * (size_t)b * (size_t)(nd ? nd : 1), lb = sizeof(float) * (size_t)b;
-    if (rt_xbuf_reserve(d, &x->dense_buf, db, err) || rt_xbuf_reserve(d, &x->label_buf, lb, err))
+    if (rt_xbuf_reserve(d, &x->v.dense_buf, db, err) ||
+        rt_xbuf_reserve(d, &x->v.label_buf, lb, err))
         return -1;
-    if (d->ops->copy(d, x->dense_buf.p, x->batch.dense, db, RT_XCOPY_H2D) ||
-        d->ops->copy(d, x->label_buf.p, x->batch.labels, lb, RT_XCOPY_H2D))
+    if (d->ops->copy(d, x->v.dense_buf.p, x->v.batch.dense, db, RT_XCOPY_H2D) ||
+        d->ops->copy(d, x->v.label_buf.p, x->v.batch.labels, lb, RT_XCOPY_H2D))
         return -1;
-    x->d_dense = nd ? x->dense_buf.p : NULL, x->d_labels = x->label_buf.p;
+    x->v.d_dense = nd ? x->v.dense_buf.p : NULL, x->v.d_labels = x->v.label_buf.p;
     for (int t = 0; t < s->model.n_tables; t++) {
         const rt_table *tb = &s->model.tables[t];
-        const rt_feature_batch *fb = &x->batch.f[t];
+        const rt_feature_batch *fb = &x->v.batch.f[t];
         size_t rows = tb->sequence ? (size_t)fb->n_ids : (size_t)b;
-        if (rt_xbuf_reserve(d, &x->emb_buf[t], rows * (size_t)tb->dim * sizeof(float), err))
+        if (rt_xbuf_reserve(d, &x->v.emb_buf[t], rows * (size_t)tb->dim * sizeof(float), err))
             return -1;
-        x->emb[t] = x->emb_buf[t].p;
+        x->v.emb[t] = x->v.emb_buf[t].p;
         if (!tb->sequence) continue;
-        free(x->h_offsets[t]);
-        if (!(x->h_offsets[t] = malloc(sizeof(int64_t) * (size_t)(b + 1)))) {
+        free(x->v.h_offsets[t]);
+        if (!(x->v.h_offsets[t] = malloc(sizeof(int64_t) * (size_t)(b + 1)))) {
             fprintf(err, "exec: out of host memory\n");
             return -1;
         }
-        x->h_offsets[t][0] = 0;
+        x->v.h_offsets[t][0] = 0;
         for (int i = 0; i < b; i++)
-            x->h_offsets[t][i + 1] = x->h_offsets[t][i] + fb->lengths[i];
+            x->v.h_offsets[t][i + 1] = x->v.h_offsets[t][i] + fb->lengths[i];
         size_t ob = sizeof(int64_t) * (size_t)(b + 1);
-        if (rt_xbuf_reserve(d, &x->off_buf[t], ob, err) ||
-            d->ops->copy(d, x->off_buf[t].p, x->h_offsets[t], ob, RT_XCOPY_H2D))
+        if (rt_xbuf_reserve(d, &x->v.off_buf[t], ob, err) ||
+            d->ops->copy(d, x->v.off_buf[t].p, x->v.h_offsets[t], ob, RT_XCOPY_H2D))
             return -1;
-        x->d_offsets[t] = x->off_buf[t].p;
+        x->v.d_offsets[t] = x->v.off_buf[t].p;
     }
+    return 0;
+}
+
+/* The view is a copy of slot `cur`: save it back, then load slot K (-1: only save). */
+void rt_xexec_use(rt_xexec *x, int k)
+{
+    x->slots[x->cur] = x->v;
+    if (k < 0) return;
+    x->cur = k;
+    x->v = x->slots[k];
+}
+
+const float *rt_xexec_emb_grad(const rt_xexec *x, int table)
+{
+    if (x->v.have_grads) return x->v.grad_copy[table].p;
+    return rt_dnet_emb_grad(x->net, table);
+}
+
+int rt_xexec_keep_grads(rt_xexec *x, FILE *err)
+{
+    for (int t = 0; t < x->s->model.n_tables; t++) {
+        const float *g = rt_dnet_emb_grad(x->net, t);
+        const rt_table *tb = &x->s->model.tables[t];
+        size_t rows = tb->sequence ? (size_t)x->v.batch.f[t].n_ids : (size_t)x->v.batch.batch;
+        size_t bytes = rows * (size_t)tb->dim * sizeof(float);
+        if (!g) continue;
+        if (rt_xbuf_reserve(x->dev, &x->v.grad_copy[t], bytes, err) ||
+            (bytes && x->dev->ops->copy(x->dev, x->v.grad_copy[t].p, g, bytes, RT_XCOPY_D2D)))
+            return -1;
+    }
+    x->v.have_grads = 1;
     return 0;
 }

@@ -226,6 +226,8 @@ static rt_graph *window_graph(const rt_graph *g, const window *win, const int *o
                                         "input_h2d", deps, nd);
             for (int r = 0; r < h->n_reps; r++)
                 rt_graph_cost(h, id[o], r)->bytes = input_bytes(s, w, r);
+            rt_graph_set_role(h, id[o], RT_ROLE_INPUT_H2D, -1, -1);
+            h->ops[id[o]].batch_offset = 1;
             continue;
         }
         const rt_op *op = &g->ops[o];
@@ -237,6 +239,10 @@ static rt_graph *window_graph(const rt_graph *g, const window *win, const int *o
                     : rt_graph_add_collective(h, g->phases[op->phase], st, op->coll, op->algo,
                                               op->group, name, deps, nd);
         rt_graph_set_role(h, id[o], op->role, op->unit, op->layer);
+        h->ops[id[o]].batch_offset = win->cls[o] == CLS_F                  ? 1
+                                     : win->cls[o] == CLS_B && s->plan.overlap == RT_OVERLAP_SEMI_ASYNC
+                                         ? -1
+                                         : 0;
         for (int r = 0; r < h->n_reps; r++)
             copy_cost(h, id[o], g, o, r);
     }

@@ -23,12 +23,16 @@ variants=(
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.sharding=row_wise"
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.sharding=column_wise --set plan.column_shards=2 --set plan.towers.assignment=strided"
   "--set plan.name=sptt --set plan.hosts_per_tower=2"
+  "--set plan.overlap=pipeline"
+  "--set plan.overlap=semi_async --set plan.name=fused"
+  "--set plan.overlap=pipeline --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse"
+  "--set plan.overlap=semi_async --set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2"
 )
 i=0
 for v in "${variants[@]}"; do
   i=$((i + 1))
   # shellcheck disable=SC2086
-  run_exec "$TMP/v$i" --iterations 2 --warmup 0 --check-bytes $v || {
+  run_exec "$TMP/v$i" --iterations 3 --warmup 0 --check-bytes $v || {
     cat "$TMP/v$i.log"
     fail "variant '$v'"
   }

@@ -11,4 +11,14 @@ last=$(json "$TMP/t/summary.json" "j['settings']['loss_last']")
 echo "loss $first -> $last"
 python3 -c "import sys; f,l=map(float,sys.argv[1:]); sys.exit(0 if 0.3 < f < 1.2 and l < 0.8*f else 1)" \
   "$first" "$last" || fail "loss did not fall: $first -> $last"
-echo "training: 1 passed, 0 failed"
+# TurboGR's semi-async training (staleness 1) trains too.
+run_exec "$TMP/s" --iterations 60 --warmup 0 --set plan.overlap=semi_async || {
+  cat "$TMP/s.log"
+  fail "semi-async training run"
+}
+first=$(json "$TMP/s/summary.json" "j['settings']['loss_first']")
+last=$(json "$TMP/s/summary.json" "j['settings']['loss_last']")
+echo "semi_async loss $first -> $last"
+python3 -c "import sys; f,l=map(float,sys.argv[1:]); sys.exit(0 if l < 0.8*f else 1)" \
+  "$first" "$last" || fail "semi-async loss did not fall: $first -> $last"
+echo "training: 2 passed, 0 failed"
