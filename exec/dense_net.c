@@ -14,7 +14,8 @@
  * index map per piece (built on the host at construction) serves both directions:
  *   forward:  zero(out), scatter_add_rows(piece -> out)   (the pieces tile the output exactly)
  *   backward: gather_rows(dout -> dpiece)
- * Fewer rows than planned use a prefix of each map, since maps are row-major.
+ * Fewer rows than planned use a prefix of each map, since maps are row-major. A batch with
+ * more tokens than planned rebuilds the net larger, keeping its weights (grow_tokens).
  *
  * Gradients of a layer output or an embedding that feeds several consumers are summed: the
  * first consumer to run its backward writes the gradient in place, the next ones write into a
@@ -34,15 +35,20 @@
  *   mmoe: every expert an MLP on the input (ReLU after each of its linears), per task a softmax
  *     gate (linear in -> experts), the gate-weighted sum of the expert outputs, a tower MLP
  *     (ReLU between its linears, none after the last); the output is the tasks' tower outputs
- *     side by side. Per token after a sequence stack, as the cost model charges it.
+ *     side by side. Per token after a sequence stack, as the cost model charges it (MTGR
+ *     scores every candidate token), even where the loss reads only the last token.
  * Where the execution and the costing differ (bytes and parameters only; FLOPs agree):
  *   - the projection GEMMs run as one GEMM per output piece (u, v, q, k; lin0 per channel; FFN
  *     gate and up) so each piece is a contiguous buffer for the attention kernels: the same
  *     FLOPs, more launches;
  *   - SiLU is its own pass, not fused into the projection GEMM's epilogue, and norm(a) * u is
  *     two kernels (layer norm, product) where the cost model charges one: more bytes;
- *   - the relative bias tables (hstu: one, fuxi: position and time, heads x nbias each) are
- *     parameters here; model_cost.c does not count them (its convention, TurboGR Table 1);
+ *   - the relative bias tables (hstu: one per block, fuxi: position and time per block, each
+ *     heads x nbias, nbias = the model's seq_len, longer distances sharing the last bucket) are
+ *     trained parameters here, so they are in rt_dnet_grads and its AllReduce; model_cost.c
+ *     does not count them (its convention, which reproduces TurboGR Table 1), so the plan's
+ *     dense AllReduce of dense_params x 4 bytes is short by 4 x their size (--check-bytes
+ *     reports it) until the model costs carry a count of trained-but-uncounted parameters;
  *   - the workload has no timestamps, so FuXi's time channel is indexed by the token distance
  *     like the position channel (with its own table): FuXi's shape and cost, not its signal;
  *   - dot interaction (not a sequence layer) runs n(n-1)/2 pair products, n(n-1) d FLOPs,
@@ -1600,11 +1606,40 @@ static int set_sequences(rt_dnet *n, const rt_dnet_batch *b, FILE *err)
     return upload_i64(n, n->d_last, n->h_idx, B, err);
 }
 
+/* Rebuilds N for at least NEED tokens, keeping its weights, optimizer state and step: a batch
+ * longer than the max_tokens the caller planned for (a length distribution without a hard
+ * maximum) grows the per-token buffers by half again instead of failing. The old and the new
+ * buffers coexist for the copy; N keeps its address, so pointers to it stay valid. */
+static int grow_tokens(rt_dnet *n, int64_t need_tokens, FILE *err)
+{
+    int64_t cap = n->max_tokens + n->max_tokens / 2;
+    if (cap < need_tokens) cap = need_tokens;
+    rt_dnet *g = rt_dnet_new(n->m, n->d, n->max_batch, cap, n->seed, n->opt, err);
+    if (!g)
+        return fail(err, "growing the per-token buffers from %lld to %lld tokens failed",
+                    (long long)n->max_tokens, (long long)cap);
+    size_t bytes = sizeof(float) * (size_t)n->nparams;
+    int rc = g->nparams != n->nparams ||
+             n->d->ops->copy(n->d, g->params, n->params, bytes, RT_XCOPY_D2D) ||
+             (n->adam_m && (n->d->ops->copy(n->d, g->adam_m, n->adam_m, bytes, RT_XCOPY_D2D) ||
+                            n->d->ops->copy(n->d, g->adam_v, n->adam_v, bytes, RT_XCOPY_D2D)));
+    g->step = n->step;
+    rt_dnet tmp = *n;
+    *n = *g;
+    *g = tmp;
+    rt_dnet_free(g);
+    return rc ? fail(err, "copying the weights into the grown net failed") : 0;
+}
+
 int rt_dnet_set_batch(rt_dnet *n, const rt_dnet_batch *b, FILE *err)
 {
     const rt_model *m = n->m;
     if (!b || b->batch < 1 || b->batch > n->max_batch)
         return fail(err, "batch of %d samples outside 1..%d", b ? b->batch : 0, n->max_batch);
+    if (n->seq0 >= 0 && n->max_tokens > 0 && b->h_offsets && b->h_offsets[n->seq0] &&
+        b->h_offsets[n->seq0][b->batch] > n->max_tokens &&
+        grow_tokens(n, b->h_offsets[n->seq0][b->batch], err))
+        return -1;
     if (!(b->global_batch >= b->batch))
         return fail(err, "global batch %g is smaller than this rank's %d", b->global_batch,
                     b->batch);

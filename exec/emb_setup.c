@@ -12,15 +12,14 @@ int rt_xemb_put(rt_xexec *x, rt_xbuf *b, const int64_t *h, size_t n, FILE *err)
     return n ? x->dev->ops->copy(x->dev, b->p, h, n * sizeof(int64_t), RT_XCOPY_H2D) : 0;
 }
 
-static int unsupported(const rt_graph_unit *u, const rt_scenario *s, FILE *err)
+static int unsupported(const rt_scenario *s, FILE *err)
 {
-    const char *why = u->sync.size > 1 && !u->sync_sparse ? "hsp sync: dense"
-                      : s->plan.comm_dtype != RT_DT_FP32  ? "plan.precision.comm other than fp32"
-                                                          : NULL;
+    const char *why =
+        s->plan.comm_dtype != RT_DT_FP32 ? "plan.precision.comm other than fp32" : NULL;
     if (!why) return 0;
     fprintf(err,
-            "exec: %s is not executed by rectwin-exec yet; allowed: comm fp32, hsp sync: sparse "
-            "(rectwin sim predicts it)\n",
+            "exec: %s is not executed by rectwin-exec yet; allowed: comm fp32 (rectwin sim "
+            "predicts it)\n",
             why);
     return -1;
 }
@@ -122,7 +121,7 @@ static int setup_unit(rt_xexec *x, int k, int n, FILE *err)
 {
     rt_xunit *xu = &x->slots[k].units[n];
     xu->u = &x->g->units[n];
-    if (unsupported(xu->u, x->s, err)) return -1;
+    if (unsupported(x->s, err)) return -1;
     xu->G = xu->u->group.size;
     xu->k = rt_group_index(xu->u->group, x->rank);
     if (build_entries(xu, x->s) || alloc_unit(xu)) {

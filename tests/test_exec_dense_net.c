@@ -865,6 +865,55 @@ static void test_gr_global_mean(void **state)
     rt_model_free(&m);
 }
 
+/* A batch longer than max_tokens grows the net, which keeps its weights, Adam state and
+ * step: it then computes what a net built large enough computes. */
+static void test_gr_grow(void **state)
+{
+    (void)state;
+    rt_model m = {0};
+    rt_xdev d;
+    seqdata small, big;
+    load_text(fuxi_text, &m);
+    open_cpu(&d);
+    const int short_lens[] = {2, 1};
+    seq_make(&d, &m, short_lens, 2, 21, 1.0, &small);
+    seq_make(&d, &m, gr_lens, GR_B, 22, 1.0, &big);
+    const rt_dnet_opt adam = {RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f};
+    rt_dnet *a = rt_dnet_new(&m, &d, GR_B, big.tokens, 4, adam, stderr);
+    rt_dnet *b = rt_dnet_new(&m, &d, GR_B, small.tokens, 4, adam, stderr);
+    assert_non_null(a);
+    assert_non_null(b);
+    rt_dnet_batch sb = seq_batch(&small, 2), bb = seq_batch(&big, GR_B);
+    double la = iterate(a, &m, &sb), lb = iterate(b, &m, &sb);
+    assert_true(la == lb);
+    assert_int_equal(rt_dnet_update(a, stderr), 0);
+    assert_int_equal(rt_dnet_update(b, stderr), 0);
+    la = iterate(a, &m, &bb);
+    lb = iterate(b, &m, &bb); /* 24 tokens into a net planned for 3 */
+    assert_true(la == lb);
+    assert_int_equal(rt_dnet_update(a, stderr), 0);
+    assert_int_equal(rt_dnet_update(b, stderr), 0);
+    assert_int_equal(*rt_dnet_step(b), 2);
+    int64_t np;
+    rt_dnet_params(a, &np);
+    float *h = malloc(sizeof(float) * (size_t)(4 * np));
+    assert_non_null(h);
+    download(&d, h, rt_dnet_params(a, NULL), np);
+    download(&d, h + np, rt_dnet_params(b, NULL), np);
+    download(&d, h + 2 * np, rt_dnet_opt_state(a, 1), np);
+    download(&d, h + 3 * np, rt_dnet_opt_state(b, 1), np);
+    assert_memory_equal(h, h + np, sizeof(float) * (size_t)np);
+    assert_memory_equal(h + 2 * np, h + 3 * np, sizeof(float) * (size_t)np);
+    free(h);
+    rt_dnet_free(a);
+    rt_dnet_free(b);
+    seq_free(&d, &small);
+    seq_free(&d, &big);
+    assert_int_equal(d.bytes_now, 0);
+    d.ops->close(&d);
+    rt_model_free(&m);
+}
+
 /* Planted next-item task: a vocabulary of V items with fixed random embeddings, sequences
  * that follow item -> (5 item + 3) mod V from a random start. The loss must fall well below
  * its start within 200 Adam steps (the in-batch negatives sometimes hit the positive's item,
@@ -999,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_grad_fuxi),
         cmocka_unit_test(test_grad_mtgr),
         cmocka_unit_test(test_gr_global_mean),
+        cmocka_unit_test(test_gr_grow),
         cmocka_unit_test(test_train_hstu),
         cmocka_unit_test(test_train_fuxi),
         cmocka_unit_test(test_gr_flops),

@@ -17,6 +17,8 @@ variants=(
   "--set plan.name=fused --set plan.variant=tfra_fused --set plan.grouping=all"
   "--set plan.name=fused --set plan.merge=true"
   "--set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse"
+  "--set plan.name=hsp --set plan.group_size=2"
+  "--set plan.name=hsp --set plan.group_size=2 --set plan.sharding=column_wise --set plan.column_shards=2"
   "--set plan.name=hsp --set plan.group_size=1 --set plan.sync=sparse --set plan.sharding=row_wise"
   "--set workload.id_bytes=4 --set plan.sharding=row_wise"
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2"

@@ -16,6 +16,7 @@ one_step column --set plan.sharding=column_wise --set plan.column_shards=2
 one_step row --set plan.sharding=row_wise
 one_step hsp --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse
 one_step hsp1 --set plan.name=hsp --set plan.group_size=1 --set plan.sync=sparse
+one_step hsp_dense --set plan.name=hsp --set plan.group_size=2 --set plan.sync=dense
 one_step dedup --set plan.dedup=two_stage
 one_step fused --set plan.name=fused
 one_step tfra --set plan.name=fused --set plan.variant=tfra_fused --set plan.grouping=all
@@ -48,6 +49,7 @@ adaptive=(--adaptive 2,3,5 --lr 0.05)
 python3 "$py" "$TMP/flat" "$TMP/row" close "${adaptive[@]}" || fail "row-wise differs from flat"
 python3 "$py" "$TMP/flat" "$TMP/hsp" close "${adaptive[@]}" || fail "hsp differs from flat"
 python3 "$py" "$TMP/flat" "$TMP/hsp1" close "${adaptive[@]}" || fail "hsp (groups of 1) differs"
+python3 "$py" "$TMP/flat" "$TMP/hsp_dense" close "${adaptive[@]}" || fail "hsp (dense sync) differs"
 # Dedup and FusedRec pool the same rows in the same order (the distinct rows travel and are
 # expanded through the inverse), but sum each row's gradient per distinct ID first.
 for v in dedup fused tfra fused_row; do
@@ -58,4 +60,4 @@ done
 python3 "$py" "$TMP/flat" "$TMP/sptt" bitwise || fail "sptt differs from flat"
 python3 "$py" "$TMP/flat" "$TMP/sptt_row" close "${adaptive[@]}" || fail "row-wise sptt differs"
 python3 "$py" "$TMP/sync4" "$TMP/pipeline3" bitwise || fail "pipeline differs from sync"
-echo "semantics: 11 passed, 0 failed"
+echo "semantics: 12 passed, 0 failed"
