@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every executable plan and sharding runs on 4 CPU ranks, and in the first iteration every
+# Every executable plan and sharding runs on 4 CPU ranks (DLRM's and DCN's shapes), and in the first iteration every
 # kernel and collective of the embedding exchanges and the dense AllReduce moves exactly the
 # bytes the op graph says (--check-bytes makes a difference fatal).
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +25,8 @@ variants=(
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.sharding=row_wise"
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.sharding=column_wise --set plan.column_shards=2 --set plan.towers.assignment=strided"
   "--set plan.name=sptt --set plan.hosts_per_tower=2"
+  "--set model.file=exec-tiny-dcn-model.yaml"
+  "--set model.file=exec-tiny-dcn-model.yaml --set plan.name=fused --set plan.sharding=row_wise"
   "--set plan.overlap=pipeline"
   "--set plan.overlap=semi_async --set plan.name=fused"
   "--set plan.overlap=pipeline --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse"

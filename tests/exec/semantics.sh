@@ -18,6 +18,7 @@ one_step hsp --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse
 one_step hsp1 --set plan.name=hsp --set plan.group_size=1 --set plan.sync=sparse
 one_step hsp_dense --set plan.name=hsp --set plan.group_size=2 --set plan.sync=dense
 one_step dedup --set plan.dedup=two_stage
+one_step merge --set plan.dedup=two_stage --set plan.merge=true
 one_step fused --set plan.name=fused
 one_step tfra --set plan.name=fused --set plan.variant=tfra_fused --set plan.grouping=all
 one_step fused_row --set plan.name=fused --set plan.sharding=row_wise
@@ -52,7 +53,7 @@ python3 "$py" "$TMP/flat" "$TMP/hsp1" close "${adaptive[@]}" || fail "hsp (group
 python3 "$py" "$TMP/flat" "$TMP/hsp_dense" close "${adaptive[@]}" || fail "hsp (dense sync) differs"
 # Dedup and FusedRec pool the same rows in the same order (the distinct rows travel and are
 # expanded through the inverse), but sum each row's gradient per distinct ID first.
-for v in dedup fused tfra fused_row; do
+for v in dedup merge fused tfra fused_row; do
   python3 "$py" "$TMP/flat" "$TMP/$v" close "${adaptive[@]}" || fail "$v differs from flat"
 done
 # DMT: without a tower module SPTT is semantics-preserving; table-wise it sums every bag and
@@ -60,4 +61,4 @@ done
 python3 "$py" "$TMP/flat" "$TMP/sptt" bitwise || fail "sptt differs from flat"
 python3 "$py" "$TMP/flat" "$TMP/sptt_row" close "${adaptive[@]}" || fail "row-wise sptt differs"
 python3 "$py" "$TMP/sync4" "$TMP/pipeline3" bitwise || fail "pipeline differs from sync"
-echo "semantics: 12 passed, 0 failed"
+echo "semantics: 13 passed, 0 failed"
