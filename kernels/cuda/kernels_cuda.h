@@ -150,8 +150,8 @@ rt_kstatus rt_kcuda_softmax_fwd(const float *x, int64_t rows, int64_t dim, float
                                 rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_softmax_bwd(const float *y, const float *dy, int64_t rows, int64_t dim,
                                 float *dx, rt_kcuda_ctx *c);
-rt_kstatus rt_kcuda_mix_fwd(const float *x, const float *g, int64_t rows, int64_t nexp,
-                            int64_t dim, float *y, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_mix_fwd(const float *x, const float *g, int64_t rows, int64_t nexp, int64_t dim,
+                            float *y, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_mix_bwd(const float *x, const float *g, const float *dy, int64_t rows,
                             int64_t nexp, int64_t dim, float *dx, float *dg, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_relpos_attn_fwd(const float *v, const int64_t *offsets, int64_t nseq,
