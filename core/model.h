@@ -98,6 +98,7 @@ typedef struct rt_layer {
     rt_poly fwd_bytes, bwd_bytes; /* minimum HBM bytes per sample, dense dtype */
     rt_poly act_bytes;            /* activations kept for backward, per sample */
     double params;
+    double aux_params; /* trained, not in params: relative attention bias tables */
 } rt_layer;
 
 /* How rectwin-exec trains the model (the model file's optional `training` section): the dense
@@ -125,6 +126,7 @@ typedef struct rt_model {
     /* Filled by models/model_cost.c. */
     rt_poly fwd_flops, bwd_flops, fwd_bytes, bwd_bytes, act_bytes;
     double dense_params;
+    double aux_params;       /* trained dense parameters the papers' sizes leave out */
     double embedding_params; /* sum rows x dim */
 } rt_model;
 

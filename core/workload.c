@@ -145,8 +145,21 @@ static const rt_len_spec *length_spec(const rt_scenario *s, const rt_table *t, r
     return w->has_pooling ? &w->pooling : &t->pooling;
 }
 
+/* The lengths feature F of a sequence table shares: those of the rank's first sequence table
+ * before F in BATCHES (the rank's features), or NULL. */
+static const uint32_t *shared_lengths(const rt_scenario *s, const rt_feature_batch *batches, int f)
+{
+    if (!s->model.tables[f].sequence) return NULL;
+    for (int t = 0; t < f; t++)
+        if (s->model.tables[t].sequence) return batches[t].lengths;
+    return NULL;
+}
+
+/* SHARED (may be NULL): the lengths of the sample's sequence, drawn for its first sequence
+ * table: every sequence table of a model describes the same tokens (MTGR's item, category,
+ * ... of each behaviour), so they share one length per sample. */
 static int sample_feature(const rt_scenario *s, uint64_t seed, int rank, int f, gsl_rng *rng,
-                          rt_feature_batch *fb)
+                          const uint32_t *shared, rt_feature_batch *fb)
 {
     const rt_table *t = &s->model.tables[f];
     const rt_id_spec *ids = s->workload.has_ids ? &s->workload.ids : &t->ids;
@@ -158,7 +171,7 @@ static int sample_feature(const rt_scenario *s, uint64_t seed, int rank, int f, 
     if (!fb->lengths) return -1;
     uint64_t total = 0;
     for (int i = 0; i < fb->batch; i++)
-        total += fb->lengths[i] = (uint32_t)rt_len_draw(len, rng);
+        total += fb->lengths[i] = shared ? shared[i] : (uint32_t)rt_len_draw(len, rng);
     fb->n_ids = total;
     fb->ids = malloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
     if (!fb->ids) return -1;
@@ -198,6 +211,7 @@ rt_workload *rt_workload_sample(const rt_scenario *s, FILE *err)
         w->rep_weight[r] = (double)world / w->n_reps;
         for (int f = 0; f < w->n_features; f++)
             if (sample_feature(s, s->workload.seed, w->rep_rank[r], f, rng,
+                               shared_lengths(s, &w->batches[(long)r * w->n_features], f),
                                &w->batches[(long)r * w->n_features + f]))
                 goto oom;
     }
@@ -219,7 +233,7 @@ int rt_workload_sample_rank(const rt_scenario *s, uint64_t seed, int rank, rt_fe
     memset(out, 0, sizeof *out * (size_t)s->model.n_tables);
     if (rng)
         for (; f < s->model.n_tables; f++)
-            if (sample_feature(s, seed, rank, f, rng, &out[f])) break;
+            if (sample_feature(s, seed, rank, f, rng, shared_lengths(s, out, f), &out[f])) break;
     if (rng) gsl_rng_free(rng);
     if (rng && f == s->model.n_tables) return 0;
     fprintf(err, "workload: out of memory sampling rank %d\n", rank);

@@ -24,6 +24,9 @@
  *   operands; a fused attention keeps its output (q, k, v are kept as the projection output).
  * - params: weights and biases of linear layers; norm scales and relative attention bias tables
  *   are not counted (TurboGR Table 1's model sizes are reproduced this way).
+ * - aux_params: what is trained beyond params: the relative attention bias tables of HSTU (one
+ *   per block: heads x seq_len buckets) and FuXi (position and time: twice that), as
+ *   rectwin-exec trains them. The dense AllReduce, the optimizer and the memory count them.
  * - dense_params is the sum of layer params; embedding_params = sum over tables of rows * dim. */
 #include "model_cost.h"
 
@@ -304,6 +307,8 @@ static int layer_cost(rt_model *m, int li, const shape *in, cost *c, FILE *err)
             else
                 fuxi_block(c, d, l->heads, l->d_qk, l->d_v, l->ffn_mult);
         }
+        l->aux_params = (double)l->num_layers * l->heads * (m->seq_len > 0 ? m->seq_len : 1) *
+                        (l->kind == RT_LAYER_FUXI ? 2 : 1);
         l->out_width = d;
         break;
     case RT_LAYER_MMOE:
@@ -351,7 +356,7 @@ static void sum_model(rt_model *m)
 {
     rt_poly zero = {{0}};
     m->fwd_flops = m->bwd_flops = m->fwd_bytes = m->bwd_bytes = m->act_bytes = zero;
-    m->dense_params = 0;
+    m->dense_params = m->aux_params = 0;
     for (int i = 0; i < m->n_layers; i++) {
         const rt_layer *l = &m->layers[i];
         poly_add(&m->fwd_flops, l->fwd_flops);
@@ -360,6 +365,7 @@ static void sum_model(rt_model *m)
         poly_add(&m->bwd_bytes, l->bwd_bytes);
         poly_add(&m->act_bytes, l->act_bytes);
         m->dense_params += l->params;
+        m->aux_params += l->aux_params;
     }
     m->embedding_params = 0;
     for (int t = 0; t < m->n_tables; t++)

@@ -96,11 +96,12 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
     loss->flops = 2 * outs * neg * dm;
     loss->bytes = outs * (3 * 4 + neg * dm * eb);
     rt_op_cost *ar = rt_graph_cost(g, d->allreduce, r);
-    ar->bytes = m->dense_params * 4; /* fp32 gradients, as DDP reduces them */
+    double trained = m->dense_params + m->aux_params;
+    ar->bytes = trained * 4; /* fp32 gradients, as DDP reduces them */
     rt_op_cost *up = rt_graph_cost(g, d->update, r);
     /* Adam-class step: read weight, grad, two moments; write weight and moments. */
-    up->bytes = m->dense_params * 4 * 7;
-    up->flops = m->dense_params * 10;
+    up->bytes = trained * 4 * 7;
+    up->flops = trained * 10;
 }
 
 double rt_plan_dense_flops(const rt_scenario *s, const rt_workload *w, int r)
@@ -122,7 +123,8 @@ void rt_plan_set_model_flops(rt_graph *g, const rt_scenario *s, const rt_workloa
 double rt_plan_weights_memory(const rt_scenario *s)
 {
     /* Weight in the compute dtype, fp32 master weight and gradient, two fp32 moments. */
-    return s->model.dense_params * ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4);
+    return (s->model.dense_params + s->model.aux_params) *
+           ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4);
 }
 
 double rt_plan_activation_memory(const rt_scenario *s, const rt_workload *w, int r)

@@ -571,7 +571,7 @@ static rt_graph *sptt_build(const rt_scenario *s, const void *opts, const rt_wor
     rt_plan_add_dense(g, s, &op.unpermute, 1, (rt_group){x.N, 1}, &d);
     add_backward(&x, g, s, d.last_bwd, &op);
     record_unit(&x, g, s, &op);
-    double world_params = s->model.dense_params - o->tm_params;
+    double world_params = s->model.dense_params + s->model.aux_params - o->tm_params;
     for (int r = 0; r < w->n_reps; r++) {
         double bufs = fill(&x, g, s, w, &op, r);
         rt_plan_fill_dense(g, s, w, &d, r);

@@ -95,6 +95,7 @@ static void copy_layer_costs(rt_layer *dst, const rt_layer *src)
     dst->fwd_flops = src->fwd_flops, dst->bwd_flops = src->bwd_flops;
     dst->fwd_bytes = src->fwd_bytes, dst->bwd_bytes = src->bwd_bytes;
     dst->act_bytes = src->act_bytes, dst->params = src->params;
+    dst->aux_params = src->aux_params;
 }
 
 /* Costs M's layers as if their 'embeddings' input were the tower outputs. */
@@ -119,6 +120,7 @@ static int recost_layers(rt_model *m, const rt_tm_cost *tm, int n_towers, FILE *
     m->fwd_flops = shadow.fwd_flops, m->bwd_flops = shadow.bwd_flops;
     m->fwd_bytes = shadow.fwd_bytes, m->bwd_bytes = shadow.bwd_bytes;
     m->act_bytes = shadow.act_bytes, m->dense_params = shadow.dense_params;
+    m->aux_params = shadow.aux_params;
     rc = 0;
 out:
     free(layers);
