@@ -2,8 +2,11 @@
  * features and labels. Iteration 0 is exactly the batch the graph was built from (the same
  * workload draw, so measured and predicted traffic are the same bytes); iteration k draws
  * with seed + k. Labels carry a planted signal: a fixed hashed weight per (feature, ID) and
- * per dense feature decides the label, so a model that learns sees its loss fall. With a data
- * file (Criteo TSV layout), IDs, dense features and labels come from the file instead. */
+ * per dense feature decides the label, so a model that learns sees its loss fall. Sequence
+ * models predict the next item: from iteration 1 on, half of the tokens of every sequence
+ * (chosen by a hash) are a fixed function of the token before, a signal the model can learn;
+ * iteration 0 keeps the graph's draw untouched. With a data file (Criteo TSV layout), IDs,
+ * dense features and labels come from the file instead. */
 #ifndef RT_XBATCH_H
 #define RT_XBATCH_H
 

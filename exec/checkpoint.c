@@ -255,42 +255,61 @@ static int allgather_descs(const int64_t *mine, int n, int64_t *all, const int *
     return 0;
 }
 
-/* WRITE[i]: this rank writes shard i, because no lower rank (and no earlier shard of its own)
- * holds the same one. */
-static int shards_to_write(const rt_xexec *x, int *write, FILE *log)
+/* What a save allocates before its first collective, so that a rank out of memory fails in
+ * an agreed phase instead of leaving the others waiting in a collective it never joins. */
+typedef struct save_ctx {
+    int *write;           /* [shard]: this rank writes it */
+    int *counts, *displs; /* [rank]: descriptor counts and offsets */
+    int64_t *mine, *all;  /* descriptors of this rank's shards, and of every rank's */
+    uint64_t *sums;       /* [rank]: bytes and checksum of shard.RANK.bin (rank 0) */
+} save_ctx;
+
+static int save_alloc(const rt_xexec *x, save_ctx *c, FILE *log)
+{
+    size_t n = (size_t)(x->tables.n ? x->tables.n : 1), W = (size_t)x->world;
+    c->write = malloc(sizeof(int) * n);
+    c->counts = malloc(sizeof(int) * W), c->displs = malloc(sizeof(int) * W);
+    c->mine = malloc(sizeof(int64_t) * DESC * n);
+    c->sums = calloc(2 * W, sizeof(uint64_t));
+    if (c->write && c->counts && c->displs && c->mine && c->sums) return 0;
+    fprintf(log, "exec: checkpoint: out of host memory\n");
+    return -1;
+}
+
+static void save_free(save_ctx *c)
+{
+    free(c->write), free(c->counts), free(c->displs), free(c->mine), free(c->all), free(c->sums);
+}
+
+/* Collective: WRITE[i] = this rank writes shard i, because no lower rank (and no earlier shard
+ * of its own) holds the same one. */
+static int shards_to_write(const rt_xexec *x, save_ctx *c, xlog *l)
 {
     int n = x->tables.n, W = x->world;
-    int *counts = malloc(sizeof(int) * (size_t)W), *displs = malloc(sizeof(int) * (size_t)W);
-    int64_t *mine = malloc(sizeof(int64_t) * DESC * (size_t)(n ? n : 1));
-    int64_t *all = NULL;
-    int rc = -1;
-    if (!counts || !displs || !mine) goto oom;
     for (int i = 0; i < n; i++)
-        describe(&x->tables.shards[i], mine + (size_t)i * DESC);
+        describe(&x->tables.shards[i], c->mine + (size_t)i * DESC);
     int nd = n * DESC;
-    if (allgather_counts(nd, counts)) goto out;
+    int rc = allgather_counts(nd, c->counts);
     size_t total = 0;
-    for (int r = 0; r < W; r++)
-        displs[r] = (int)total, total += (size_t)counts[r];
-    if (!(all = malloc(sizeof(int64_t) * (total ? total : 1)))) goto oom;
-    if (allgather_descs(mine, nd, all, counts, displs)) goto out;
+    for (int r = 0; r < W && !rc; r++)
+        c->displs[r] = (int)total, total += (size_t)c->counts[r];
+    if (!rc && !(c->all = malloc(sizeof(int64_t) * (total ? total : 1)))) {
+        fprintf(l->f, "exec: checkpoint: out of host memory for %zu shard descriptors\n", total);
+        rc = -1;
+    }
+    if (log_agree(l, rc, x->rank) || allgather_descs(c->mine, nd, c->all, c->counts, c->displs))
+        return -1;
     for (int i = 0; i < n; i++) {
-        const int64_t *d = mine + (size_t)i * DESC;
-        write[i] = 1;
-        for (int r = 0; r <= x->rank && write[i]; r++) {
-            int upto = r < x->rank ? counts[r] / DESC : i;
-            for (int j = 0; j < upto && write[i]; j++)
-                write[i] =
-                    memcmp(all + displs[r] + (size_t)j * DESC, d, sizeof(int64_t) * DESC) != 0;
+        const int64_t *d = c->mine + (size_t)i * DESC;
+        c->write[i] = 1;
+        for (int r = 0; r <= x->rank && c->write[i]; r++) {
+            int upto = r < x->rank ? c->counts[r] / DESC : i;
+            for (int j = 0; j < upto && c->write[i]; j++)
+                c->write[i] = memcmp(c->all + c->displs[r] + (size_t)j * DESC, d,
+                                     sizeof(int64_t) * DESC) != 0;
         }
     }
-    rc = 0;
-    goto out;
-oom:
-    fprintf(log, "exec: checkpoint: out of host memory\n");
-out:
-    free(counts), free(displs), free(mine), free(all);
-    return rc;
+    return 0;
 }
 
 /* Floats of optimizer state per row in slot K. */
@@ -324,13 +343,13 @@ static int write_shard(const rt_xexec *x, const rt_xshard *sh, wfile *w, FILE *l
         fprintf(log, "exec: checkpoint: out of host memory staging table %d\n", sh->table);
         goto out;
     }
-    const float *dst[2] = {sh->st.s0, sh->st.s1};
+    const float *dev_st[2] = {sh->st.s0, sh->st.s1};
     for (uint64_t r0 = 0; r0 < sh->rows; r0 += chunk) {
         uint64_t n = sh->rows - r0 < chunk ? sh->rows - r0 : chunk;
         if (d2h(x, vals, (const char *)sh->t.data + r0 * W * eb, n * W * eb, log)) goto out;
         for (int k = 0; k < 2; k++)
             if (per[k] &&
-                d2h(x, st[k], dst[k] + r0 * (uint64_t)per[k], sizeof(float) * n * per[k], log))
+                d2h(x, st[k], dev_st[k] + r0 * (uint64_t)per[k], sizeof(float) * n * per[k], log))
                 goto out;
         for (uint64_t r = 0; r < n; r++) {
             wput_u64(w, rt_xshard_global_row(sh, r0 + r));
@@ -345,19 +364,12 @@ out:
     return rc;
 }
 
-static int write_shards(const rt_xexec *x, const char *tmp, wfile *w, FILE *log)
+static int write_shards(const rt_xexec *x, const char *tmp, const int *write, wfile *w, FILE *log)
 {
     int n = x->tables.n, count = 0;
-    memset(w, 0, sizeof *w);
-    int *write = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    if (!write) {
-        fprintf(log, "exec: checkpoint: out of host memory\n");
-        return -1;
-    }
-    int rc = shards_to_write(x, write, log);
     char name[64];
     snprintf(name, sizeof name, "shard.%d.bin", x->rank);
-    if (!rc) rc = wopen(w, tmp, name, log);
+    int rc = wopen(w, tmp, name, log);
     for (int i = 0; i < n; i++)
         count += write[i];
     if (!rc) {
@@ -366,7 +378,6 @@ static int write_shards(const rt_xexec *x, const char *tmp, wfile *w, FILE *log)
     }
     for (int i = 0; i < n && !rc; i++)
         if (write[i]) rc = write_shard(x, &x->tables.shards[i], w, log);
-    free(write);
     if (w->f && wclose(w, log)) rc = -1;
     return rc;
 }
@@ -388,7 +399,7 @@ static int write_dense(const rt_xexec *x, const char *tmp, wfile *w, FILE *log)
         for (int64_t i = 0; i < len && !rc; i += (int64_t)chunk) {
             size_t n = (size_t)(len - i) < chunk ? (size_t)(len - i) : chunk;
             rc = d2h(x, h, arr[a] + i, n * sizeof(float), log);
-            wput(w, h, n * sizeof(float));
+            if (!rc) wput(w, h, n * sizeof(float));
         }
     free(h);
     if (wclose(w, log)) rc = -1;
@@ -412,7 +423,8 @@ static int write_meta(const rt_xexec *x, const char *tmp, const wfile *dense, co
     const rt_scenario *s = x->s;
     wfile w;
     if (wopen(&w, tmp, "meta.json", log)) return -1;
-    /* rt_json writes through stdio; the bytes reach wfile's checks at wclose. */
+    /* rt_json writes straight to the FILE: meta.json carries the other files' checksums, not
+     * its own, so only wclose's write checks matter here. */
     rt_json j;
     rt_json_init(&j, w.f, 1);
     rt_json_begin_object(&j, NULL);
@@ -456,7 +468,7 @@ static int write_meta(const rt_xexec *x, const char *tmp, const wfile *dense, co
 /* Replaces DIR by the complete TMP. With renameat2's exchange the swap is one atomic step;
  * elsewhere DIR is first moved aside, so a crash between the two renames leaves DIR missing
  * but both checkpoints complete on disk (DIR.old.<pid> and TMP), never a partial DIR. */
-static int swap_into_place(const char *tmp, const char *dir, long pid, FILE *log)
+static int swap_into_place(const char *tmp, const char *dir, long pid, FILE *log, FILE *err)
 {
     if (!is_dir(dir)) {
         if (rename(tmp, dir) == 0) return 0;
@@ -466,8 +478,8 @@ static int swap_into_place(const char *tmp, const char *dir, long pid, FILE *log
 #if defined(__linux__) && defined(SYS_renameat2)
     if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, dir, 2 /* RENAME_EXCHANGE */) == 0) {
         /* TMP now holds the previous checkpoint: the new one is in place whatever happens. */
-        if (remove_ckpt_dir(tmp, 0, log))
-            fprintf(log, "exec: checkpoint: note: the previous checkpoint stays in %s\n", tmp);
+        if (remove_ckpt_dir(tmp, 0, err))
+            fprintf(err, "exec: checkpoint: note: the previous checkpoint stays in %s\n", tmp);
         return 0;
     }
 #endif
@@ -484,8 +496,8 @@ static int swap_into_place(const char *tmp, const char *dir, long pid, FILE *log
         fprintf(log, "exec: checkpoint: cannot rename %s to %s: %s\n", tmp, dir, strerror(e));
         return -1;
     }
-    if (remove_ckpt_dir(old, 0, log))
-        fprintf(log, "exec: checkpoint: note: the previous checkpoint stays in %s\n", old);
+    if (remove_ckpt_dir(old, 0, err))
+        fprintf(err, "exec: checkpoint: note: the previous checkpoint stays in %s\n", old);
     return 0;
 }
 
@@ -565,42 +577,44 @@ int rt_xckpt_save(const rt_xexec *x, const char *dir, FILE *err)
 {
     xlog l;
     log_open(&l, err);
+    save_ctx c;
+    memset(&c, 0, sizeof c);
+    wfile shard, dense;
+    memset(&shard, 0, sizeof shard), memset(&dense, 0, sizeof dense);
     long pid = (long)getpid();
     char tmp[MAX_PATH + 64];
     int rc = bcast_long(&pid);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, pid);
+    if (!rc) rc = save_alloc(x, &c, l.f);
     if (!rc && x->rank == 0) rc = prepare_tmp(dir, tmp, l.f);
+    /* Every rank reaches every collective below unless an agreed phase failed. */
     if (log_agree(&l, rc, x->rank)) {
+        save_free(&c);
         log_close(&l);
         return -1;
     }
-    wfile shard, dense;
-    memset(&shard, 0, sizeof shard), memset(&dense, 0, sizeof dense);
-    rc = write_shards(x, tmp, &shard, l.f);
-    if (!rc && x->rank == 0) rc = write_dense(x, tmp, &dense, l.f);
-    uint64_t *sums = x->rank == 0 ? calloc(2 * (size_t)x->world, sizeof(uint64_t)) : NULL;
-    if (x->rank == 0 && !sums) {
-        fprintf(l.f, "exec: checkpoint: out of host memory\n");
-        rc = -1;
+    rc = shards_to_write(x, &c, &l);
+    if (!rc) {
+        rc = write_shards(x, tmp, c.write, &shard, l.f);
+        if (!rc && x->rank == 0) rc = write_dense(x, tmp, &dense, l.f);
+        if (gather_sums(&shard, c.sums)) rc = -1;
+        rc = log_agree(&l, rc, x->rank);
     }
-    if (gather_sums(&shard, sums)) rc = -1;
-    if (!log_agree(&l, rc, x->rank)) {
+    if (!rc) {
         if (x->rank == 0) {
-            rc = write_meta(x, tmp, &dense, sums, l.f);
-            if (!rc) rc = sync_dir(tmp, l.f);
-            if (!rc) rc = swap_into_place(tmp, dir, pid, l.f);
             char parent[MAX_PATH];
             parent_of(dir, parent, sizeof parent);
+            rc = write_meta(x, tmp, &dense, c.sums, l.f);
+            if (!rc) rc = sync_dir(tmp, l.f);
+            if (!rc) rc = swap_into_place(tmp, dir, pid, l.f, err);
             if (!rc) rc = sync_dir(parent, l.f);
             if (!rc) note_leftovers(dir, err);
         }
         rc = log_agree(&l, rc, x->rank);
-    } else {
-        rc = -1;
     }
     /* A failed save leaves neither a partial DIR nor its own temporary directory. */
     if (rc && x->rank == 0 && is_dir(tmp)) remove_ckpt_dir(tmp, 0, err);
-    free(sums);
+    save_free(&c);
     log_close(&l);
     return rc;
 }
@@ -696,6 +710,13 @@ static int read_meta(const rt_xexec *x, const char *dir, meta *M, uint64_t **sum
         fprintf(log,
                 "exec: checkpoint: %s is not a directory (--resume names a checkpoint "
                 "directory written by --checkpoint)\n",
+                dir);
+        return -1;
+    }
+    if (access(mpath, F_OK)) {
+        fprintf(log,
+                "exec: checkpoint: %s is not a checkpoint: it has no meta.json (an interrupted "
+                "save leaves DIR.tmp.<pid> behind; resume from DIR itself)\n",
                 dir);
         return -1;
     }
@@ -1125,7 +1146,7 @@ out:
 }
 
 /* Every element of every shard of this rank came from the checkpoint exactly once. */
-static int check_complete(const rt_xexec *x, const stage *g, FILE *log)
+static int check_complete(const rt_xexec *x, const stage *g, const char *dir, FILE *log)
 {
     int rc = 0;
     for (int i = 0; i < x->tables.n; i++) {
@@ -1140,10 +1161,10 @@ static int check_complete(const rt_xexec *x, const stage *g, FILE *log)
                 }
         if (!missing) continue;
         fprintf(log,
-                "exec: checkpoint: rank %d: table '%s' row %llu (column %d) is in no shard file "
-                "of the checkpoint, nor are %llu more rows of this rank's shard\n",
-                x->rank, x->s->model.tables[sh->table].name, (unsigned long long)first, col,
-                (unsigned long long)(missing - 1));
+                "exec: checkpoint: %s: rank %d: table '%s' row %llu (column %d) is in no shard "
+                "file of the checkpoint (%llu of the %llu rows of this rank's shard are missing)\n",
+                dir, x->rank, x->s->model.tables[sh->table].name, (unsigned long long)first, col,
+                (unsigned long long)missing, (unsigned long long)sh->rows);
         rc = -1;
     }
     return rc;
@@ -1200,7 +1221,7 @@ static int read_all(rt_xexec *x, const char *dir, meta *M, stage **g, dense_in *
         snprintf(path, sizeof path, "%s/shard.%lld.bin", dir, (long long)r);
         if (read_shard_file(x, *g, path, r, M->world, log)) return -1;
     }
-    return check_complete(x, *g, log);
+    return check_complete(x, *g, dir, log);
 }
 
 int rt_xckpt_load(rt_xexec *x, const char *dir, FILE *err)

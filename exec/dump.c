@@ -40,11 +40,13 @@ int rt_xdump_iteration(const rt_xexec *x, const char *dir, FILE *err)
     int b = x->v.batch.batch, rc = 0;
     for (int t = 0; t < x->s->model.n_tables && !rc; t++) {
         const rt_table *tb = &x->s->model.tables[t];
-        if (tb->sequence) continue;
-        float *h = to_host(x, x->v.emb[t], (size_t)b * tb->dim);
+        /* Pooled: one row per sample; sequence: one per token, numbered within the rank. */
+        int64_t rows = tb->sequence ? (int64_t)x->v.batch.f[t].n_ids : b;
+        int64_t base = (int64_t)x->rank * (tb->sequence ? 1000000000 : b);
+        float *h = to_host(x, x->v.emb[t], (size_t)rows * tb->dim);
         if (!h) rc = -1;
-        for (int i = 0; h && i < b; i++) {
-            fprintf(f, "%d %lld", t, (long long)x->rank * b + i);
+        for (int64_t i = 0; h && i < rows; i++) {
+            fprintf(f, "%d %lld", t, (long long)(base + i));
             for (int j = 0; j < tb->dim; j++)
                 fprintf(f, " %.9g", h[(size_t)i * tb->dim + j]);
             fputc('\n', f);

@@ -8,8 +8,8 @@
 
 #include "exec.h"
 
-/* DIR/emb.RANK.txt: "table sample v0 v1 ..." per pooled table and sample (global sample id =
- * rank x batch + sample), and DIR/loss.RANK.txt. */
+/* DIR/emb.RANK.txt: "table row v0 v1 ..." per pooled table and sample (row = rank x batch +
+ * sample) and per sequence table and token (row = rank x 1e9 + token), and DIR/loss.RANK.txt. */
 int rt_xdump_iteration(const rt_xexec *x, const char *dir, FILE *err);
 /* DIR/table.RANK.txt: "table row col0 v0 v1 ..." for every row of every shard of this rank. */
 int rt_xdump_tables(const rt_xexec *x, const char *dir, FILE *err);

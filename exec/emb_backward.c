@@ -72,13 +72,13 @@ int rt_xemb_grad_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 
 int rt_xemb_gather_grad(rt_xexec *x, rt_xunit *xu, int e, FILE *err)
 {
-    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch;
+    int G = xu->G, E = xu->n_entries;
     size_t w = (size_t)xu->entries[e].width;
-    size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)G * b;
+    size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)xu->boff[G];
     if (rt_xbuf_reserve(x->dev, &xu->own_grad[e], rows * w * sizeof(float), err)) return -1;
     size_t at = 0;
     for (int p = 0; p < G; p++) {
-        size_t n = rt_xemb_rows(xu, e, b, xu->n_from[p * E + e]) * w;
+        size_t n = rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * E + e]) * w;
         const float *src = (const float *)xu->grad_recv.p + xu->send_at[p * E + e];
         if (n && x->dev->ops->copy(x->dev, (float *)xu->own_grad[e].p + at, src, n * sizeof(float),
                                    RT_XCOPY_D2D))
@@ -101,9 +101,9 @@ static int distinct_row_grads(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *er
         if (rt_xemb_put(x, &xu->s2_bag, xu->own_host_bag[e], (size_t)n, err) ||
             rt_xbuf_reserve(d, &xu->tmp_b, sizeof(float) * (size_t)(n * w), err))
             return -1;
-        if (rt_xemb_kcheck(d->ops->gather_rows(d, g, (int64_t)xu->G * x->v.batch.batch, w,
-                                               xu->s2_bag.p, n, xu->tmp_b.p),
-                           err, x, op, "gather_rows"))
+        if (rt_xemb_kcheck(
+                d->ops->gather_rows(d, g, xu->boff[xu->G], w, xu->s2_bag.p, n, xu->tmp_b.p), err, x,
+                op, "gather_rows"))
             return -1;
         g = xu->tmp_b.p;
     }
@@ -129,7 +129,7 @@ static int update_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
         int pr = rt_xemb_per_row(xu, e);
         st = d->ops->sparse_update(
             d, &sh->t, sh->st, &opt, xu->own_ids[e].p, pr ? NULL : xu->own_offsets[e].p,
-            pr ? xu->own_n[e] : (int64_t)xu->G * x->v.batch.batch, RT_KPOOL_SUM, xu->own_grad[e].p);
+            pr ? xu->own_n[e] : xu->boff[xu->G], RT_KPOOL_SUM, xu->own_grad[e].p);
     }
     return rt_xemb_kcheck(st, err, x, op, "sparse_update");
 }

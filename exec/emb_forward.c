@@ -130,12 +130,12 @@ static void write_ids(rt_xexec *x, rt_xunit *xu, int q, uint8_t *p)
     }
 }
 
-/* Bytes of the counts section for member Q. */
-static size_t counts_bytes(const rt_xexec *x, const rt_xunit *xu, int q)
+/* Bytes of the counts section of a message to member Q from a sender whose batch is B. */
+static size_t counts_bytes(const rt_xunit *xu, int q, int64_t b)
 {
     size_t n = 0;
     for (int e = 0; e < xu->n_entries; e++)
-        n += rt_xemb_served(xu, q, e) ? (size_t)rt_xemb_counts(xu, x->v.batch.batch) * 4 : 0;
+        n += rt_xemb_served(xu, q, e) ? (size_t)rt_xemb_counts(xu, (int)b) * 4 : 0;
     return n;
 }
 
@@ -163,15 +163,33 @@ static int fill_message(rt_xexec *x, rt_xbuf *b, size_t total, int counts_only, 
     return rc;
 }
 
+/* Every member's batch: the scenario's, or with sequence balancing each rank's own (a size,
+ * like the splits: metadata the graph does not price). */
+static int member_batches(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    int64_t b = x->v.batch.batch;
+    if (x->s->plan.balance == RT_BALANCE_NONE) {
+        for (int q = 0; q < xu->G; q++)
+            xu->bsz[q] = b;
+    } else if (x->comm->ops->allgather_meta(x->comm, xu->grp, &b, 1, xu->bsz)) {
+        return rt_xemb_fail(err, x, op, "exchanging batch sizes failed");
+    }
+    xu->boff[0] = 0;
+    for (int q = 0; q < xu->G; q++)
+        xu->boff[q + 1] = xu->boff[q] + xu->bsz[q];
+    return 0;
+}
+
 int rt_xemb_route(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
     int G = xu->G, E = xu->n_entries, ib = idb(x), cat = xu->u->category_msg;
     xu->parsed = 0;
+    if (member_batches(x, xu, op, err)) return -1;
     if (count_route(x, xu, err)) return -1;
     size_t total = 0, ctotal = 0;
     double sent = 0;
     for (int q = 0; q < G; q++) {
-        size_t ids = 0, counts = counts_bytes(x, xu, q);
+        size_t ids = 0, counts = counts_bytes(xu, q, x->v.batch.batch);
         for (int e = 0; e < E; e++)
             ids += (size_t)xu->n_to[q * E + e] * (size_t)ib, sent += (double)xu->n_to[q * E + e];
         xu->ids_sc[q] = ids + (cat ? 0 : counts), xu->ids_sd[q] = total, total += xu->ids_sc[q];
@@ -210,10 +228,12 @@ int rt_xemb_ids_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 
 int rt_xemb_cat_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
-    /* Every sender sends this rank the same counts section: its size is known here. */
-    size_t mine = counts_bytes(x, xu, xu->k), total = 0;
-    for (int q = 0; q < xu->G; q++)
-        xu->cat_rc[q] = mine, xu->cat_rd[q] = total, total += mine;
+    /* A sender's counts section for this rank follows from its batch: known here. */
+    size_t total = 0;
+    for (int q = 0; q < xu->G; q++) {
+        xu->cat_rc[q] = counts_bytes(xu, xu->k, xu->bsz[q]), xu->cat_rd[q] = total;
+        total += xu->cat_rc[q];
+    }
     if (rt_xbuf_reserve(x->dev, &xu->cat_recv, total, err)) return -1;
     if (x->comm->ops->alltoallv(x->comm, xu->grp, xu->cat_send.p, xu->cat_sc, xu->cat_sd,
                                 xu->cat_recv.p, xu->cat_rc, xu->cat_rd))
@@ -265,7 +285,7 @@ static int64_t local_row(const rt_xunit *xu, const rt_xshard *sh, int e, uint64_
  * dedup and HSP), device rows and bag offsets. */
 static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int op, FILE *err)
 {
-    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch, ib = idb(x), L = rt_xemb_counts(xu, b);
+    int G = xu->G, E = xu->n_entries, ib = idb(x);
     const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
     int64_t n = 0;
     for (int p = 0; p < G; p++)
@@ -274,7 +294,7 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
     free(xu->own_host_ids[e]), free(xu->own_host_bag[e]);
     int64_t *ids = xu->own_host_ids[e] = malloc(sizeof(int64_t) * (size_t)(n + 1));
     int64_t *bag = xu->own_host_bag[e] = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    int64_t *offs = host_scratch(xu, (size_t)G * b + 1, err);
+    int64_t *offs = host_scratch(xu, (size_t)xu->boff[G] + 1, err);
     if (!ids || !bag || !offs) return rt_xemb_fail(err, x, op, "out of host memory");
     int64_t at = 0;
     offs[0] = 0;
@@ -288,10 +308,11 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
             ids[at + j] = local_row(xu, sh, e, get_id(idp + (size_t)j * ib, ib));
             if (ids[at + j] < 0) return rt_xemb_fail(err, x, op, "an ID of another shard arrived");
         }
-        for (int s = 0; !xu->u->dedup_send && s < b; s++) {
-            offs[p * b + s + 1] = offs[p * b + s] + count_at(m[p].counts, (int64_t)slot * L + s);
-            for (int64_t j = offs[p * b + s]; j < offs[p * b + s + 1]; j++)
-                bag[j] = p * b + s;
+        int64_t b = xu->bsz[p], L = rt_xemb_counts(xu, (int)b), o = xu->boff[p];
+        for (int64_t s = 0; !xu->u->dedup_send && s < b; s++) {
+            offs[o + s + 1] = offs[o + s] + count_at(m[p].counts, (int64_t)slot * L + s);
+            for (int64_t j = offs[o + s]; j < offs[o + s + 1]; j++)
+                bag[j] = o + s;
         }
         at += xu->n_from[p * E + e];
     }
@@ -300,7 +321,7 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
             bag[j] = j;
     if (rt_xemb_put(x, &xu->own_ids[e], ids, (size_t)n, err)) return -1;
     if (!rt_xemb_per_row(xu, e) &&
-        rt_xemb_put(x, &xu->own_offsets[e], offs, (size_t)G * b + 1, err))
+        rt_xemb_put(x, &xu->own_offsets[e], offs, (size_t)xu->boff[G] + 1, err))
         return -1;
     return 0;
 }
@@ -308,8 +329,7 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
 int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
     if (xu->parsed) return 0;
-    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch, L = rt_xemb_counts(xu, b);
-    size_t counts = counts_bytes(x, xu, xu->k);
+    int G = xu->G, E = xu->n_entries;
     size_t ids_total = rt_xemb_total(xu->ids_rc, G), cat_total = rt_xemb_total(xu->cat_rc, G);
     const uint8_t *ids = host_view(x, xu, xu->ids_recv.p, ids_total, 0, err);
     const uint8_t *cats = !ids || !xu->u->category_msg
@@ -323,6 +343,8 @@ int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
         return rt_xemb_fail(err, x, op, "reading the received IDs failed");
     }
     for (int p = 0; p < G; p++) {
+        size_t counts = counts_bytes(xu, xu->k, xu->bsz[p]);
+        int L = rt_xemb_counts(xu, (int)xu->bsz[p]);
         m[p] = message_of(xu, ids, cats, p, counts);
         if (!xu->u->category_msg && xu->ids_rc[p] < counts) {
             free(m);
@@ -357,9 +379,9 @@ static void emb_layout(rt_xexec *x, rt_xunit *xu)
         size_t sn = 0, rn = 0;
         for (int e = 0; e < E; e++) {
             size_t w = (size_t)xu->entries[e].width;
-            if (rt_xemb_served(xu, xu->k, e)) {
+            if (rt_xemb_served(xu, xu->k, e)) { /* p's own batch of pooled rows */
                 xu->send_at[p * E + e] = st + sn;
-                sn += rt_xemb_rows(xu, e, b, xu->n_from[p * E + e]) * w;
+                sn += rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * E + e]) * w;
             }
             if (rt_xemb_served(xu, p, e)) {
                 xu->recv_at[p * E + e] = rt + rn;
@@ -378,7 +400,7 @@ static rt_kstatus lookup_rows(rt_xexec *x, rt_xunit *xu, int e, float *out, FILE
 {
     rt_xdev *d = x->dev;
     const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
-    int64_t n = xu->own_n[e], bags = (int64_t)xu->G * x->v.batch.batch, w = sh->width;
+    int64_t n = xu->own_n[e], bags = xu->boff[xu->G], w = sh->width;
     int pr = rt_xemb_per_row(xu, e);
     if (!xu->u->dedup_owner)
         return pr ? d->ops->sequence_lookup(d, &sh->t, xu->own_ids[e].p, n, out)
@@ -397,15 +419,15 @@ static rt_kstatus lookup_rows(rt_xexec *x, rt_xunit *xu, int e, float *out, FILE
 
 static int lookup_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
 {
-    int G = xu->G, E = xu->n_entries, b = x->v.batch.batch;
+    int G = xu->G, E = xu->n_entries;
     size_t w = (size_t)xu->entries[e].width;
-    size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)G * b;
+    size_t rows = rt_xemb_per_row(xu, e) ? (size_t)xu->own_n[e] : (size_t)xu->boff[G];
     if (rt_xbuf_reserve(x->dev, &xu->own_out[e], rows * w * sizeof(float), err)) return -1;
     float *out = xu->own_out[e].p;
     if (rt_xemb_kcheck(lookup_rows(x, xu, e, out, err), err, x, op, "lookup")) return -1;
     size_t from = 0; /* each member's rows go into its message */
     for (int p = 0; p < G; p++) {
-        size_t n = rt_xemb_rows(xu, e, b, xu->n_from[p * E + e]) * w;
+        size_t n = rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * E + e]) * w;
         float *dst = (float *)xu->emb_send.p + xu->send_at[p * E + e];
         if (n && x->dev->ops->copy(x->dev, dst, out + from, n * sizeof(float), RT_XCOPY_D2D))
             return -1;

@@ -59,7 +59,8 @@ static int alloc_unit(rt_xunit *xu)
         !ALLOC(xu->send_at, G * E) || !ALLOC(xu->own_host_ids, E) || !ALLOC(xu->own_host_bag, E) ||
         !ALLOC(xu->s1, F) || !ALLOC(xu->s1_offsets, F) || !ALLOC(xu->s1_bag, F) ||
         !ALLOC(xu->s1_rows, F) || !ALLOC(xu->s1_grad, F) || !ALLOC(xu->s2, E) ||
-        !ALLOC(xu->hrows, E) || !ALLOC(xu->hrows_n, E))
+        !ALLOC(xu->hrows, E) || !ALLOC(xu->hrows_n, E) || !ALLOC(xu->bsz, G) ||
+        !ALLOC(xu->boff, G + 1))
         return -1;
     if (xu->u->key_hash && !ALLOC(xu->keys, E)) return -1; /* E >= F: slots for either side */
     if (xu->u->sync.size > 1 && (!ALLOC(xu->sync_all_ids, E) || !ALLOC(xu->sync_all_grads, E) ||
@@ -198,14 +199,18 @@ static void free_units(rt_xexec *x, rt_xunit *units)
             rt_xbuf_free(x->dev, bufs[b]);
         free_per_entry(x, xu);
         rt_xsptt_free(x, xu);
-        void *arrays[] = {xu->entries,      xu->served,         xu->n_to,         xu->n_from,
-                          xu->pos_to,       xu->pos_dev,        xu->ids_sc,       xu->own_ids,
-                          xu->own_offsets,  xu->own_out,        xu->own_grad,     xu->own_n,
-                          xu->shard_of,     xu->recv_at,        xu->send_at,      xu->host_ids,
-                          xu->host_scratch, xu->own_host_ids,   xu->own_host_bag, xu->s1,
-                          xu->s1_offsets,   xu->s1_bag,         xu->s1_rows,      xu->s1_grad,
-                          xu->s2,           xu->keys,           xu->hrows,        xu->hrows_n,
-                          xu->sync_all_ids, xu->sync_all_grads, xu->sync_u,       xu->sync_n};
+        void *arrays[] = {xu->entries,      xu->served,       xu->n_to,
+                          xu->n_from,       xu->pos_to,       xu->pos_dev,
+                          xu->ids_sc,       xu->own_ids,      xu->own_offsets,
+                          xu->own_out,      xu->own_grad,     xu->own_n,
+                          xu->shard_of,     xu->recv_at,      xu->send_at,
+                          xu->host_ids,     xu->host_scratch, xu->own_host_ids,
+                          xu->own_host_bag, xu->s1,           xu->s1_offsets,
+                          xu->s1_bag,       xu->s1_rows,      xu->s1_grad,
+                          xu->s2,           xu->keys,         xu->hrows,
+                          xu->hrows_n,      xu->sync_all_ids, xu->sync_all_grads,
+                          xu->sync_u,       xu->sync_n,       xu->bsz,
+                          xu->boff};
         for (size_t a = 0; a < sizeof arrays / sizeof *arrays; a++)
             free(arrays[a]);
     }

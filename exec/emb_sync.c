@@ -59,7 +59,7 @@ static int aggregate(rt_xexec *x, rt_xunit *xu, int e, int64_t *uniq, FILE *err)
              rt_xbuf_reserve(d, &xu->sync_agg, sizeof(float) * (size_t)(u * w), err);
     free(tmp);
     if (rc || d->ops->zero(d, xu->sync_agg.p, sizeof(float) * (size_t)(u * w))) return -1;
-    int64_t bags = rt_xemb_per_row(xu, e) ? n : (int64_t)xu->G * x->v.batch.batch;
+    int64_t bags = rt_xemb_per_row(xu, e) ? n : xu->boff[xu->G];
     /* Each ID's gradient is its bag's (pooled) or its own row (sequence). */
     if (d->ops->gather_rows(d, xu->own_grad[e].p, bags, w, xu->sync_bag.p, n, xu->sync_tmp.p) ||
         d->ops->scatter_add_rows(d, xu->sync_tmp.p, n, w, xu->sync_inv.p, u, xu->sync_agg.p))

@@ -73,7 +73,9 @@ typedef struct rt_xunit {
     size_t host_ids_cap;
     int64_t *host_scratch;
     size_t host_scratch_cap;
-    int parsed; /* the owner side of this iteration's ID messages is decoded */
+    int parsed;    /* the owner side of this iteration's ID messages is decoded */
+    int64_t *bsz;  /* [G]: each member's batch (sequence balancing moves samples) */
+    int64_t *boff; /* [G + 1]: where each member's bags start among all members' bags */
     /* Dedup (plans/dedup.h). Stage 1, per feature i on the sender: distinct IDs (s1), the
      * batch's bag offsets and the bag of every ID, the distinct rows and their gradients. */
     rt_xuniq *s1;

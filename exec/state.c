@@ -145,8 +145,11 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
             int max = s->workload.has_seq_len ? s->workload.seq_len.max : 0;
             max_tokens += (int64_t)(max > 0 ? max : s->model.seq_len) * s->workload.batch_per_rank;
         }
-    x->net = rt_dnet_new(&s->model, d, s->workload.batch_per_rank, max_tokens, s->workload.seed,
-                         opt, err);
+    /* Sequence balancing moves whole samples: a rank may get more than its share, at most
+     * every sample of the iteration. */
+    int max_batch = s->workload.batch_per_rank;
+    if (s->plan.balance != RT_BALANCE_NONE) max_batch *= x->world;
+    x->net = rt_dnet_new(&s->model, d, max_batch, max_tokens, s->workload.seed, opt, err);
     return x->net ? 0 : -1;
 }
 

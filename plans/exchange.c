@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_common.h"
+
 void rt_exchange_free(rt_exchange *x)
 {
     free(x->n_ids), free(x->seq_back), free(x->row_bytes), free(x->upd_bytes);
@@ -89,7 +91,6 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
 
 static void per_owner_constants(rt_exchange *x, const rt_scenario *s)
 {
-    uint64_t b = (uint64_t)s->workload.batch_per_rank;
     size_t cb = rt_dtype_bytes(s->plan.comm_dtype);
     int dedup = rt_dedup_stage1(x->dedup);
     for (int q = 0; q < x->G; q++)
@@ -102,8 +103,8 @@ static void per_owner_constants(rt_exchange *x, const rt_scenario *s)
             int shard_w = x->shards->kind == RT_SHARD_COLUMN
                               ? s->model.tables[f].dim / x->shards->col_shards
                               : w;
-            x->lens_to[q] += (dedup ? 4 : b * 4) * (uint64_t)(w / shard_w);
-            if (!s->model.tables[f].sequence && !dedup) x->pooled_out[q] += b * (uint64_t)w * cb;
+            x->lens_to[q] += 4 * (uint64_t)(w / shard_w);
+            if (!s->model.tables[f].sequence && !dedup) x->pooled_out[q] += (uint64_t)w * cb;
         }
 }
 
@@ -486,9 +487,17 @@ static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenar
     up->flops = 4 * x->rows_in[r] / eb;
 }
 
+/* KJT length bytes a sender with a batch of B samples sends member Q: a 4-byte length per
+ * sample of every feature shard Q serves, or one 4-byte count per shard with stage-1 dedup. */
+static uint64_t lens_bytes(const rt_exchange *x, int q, uint64_t b)
+{
+    return rt_dedup_stage1(x->dedup) ? x->lens_to[q] : x->lens_to[q] * b;
+}
+
 void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,
                       int r)
 {
+    uint64_t bm = (uint64_t)rt_plan_rep_batch(w, r); /* sequence balancing moves samples */
     int G = x->G, rank = w->rep_rank[r];
     int k = rt_group_index(x->group, rank); /* this rank's index in its group */
     int idb = s->workload.id_bytes;
@@ -504,11 +513,14 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
         /* Member q receives what its own representative sends to index k. */
         long from = (long)rt_exchange_rep_of(w, rt_group_member(x->group, rank, q)) * G + k;
         /* The per-feature counts ride with the IDs, or in their own message (TFRA-fused). */
-        uint64_t lens_to = cat ? 0 : x->lens_to[q], lens_from = cat ? 0 : x->lens_to[k];
+        uint64_t bq = (uint64_t)rt_plan_rep_batch(
+            w, rt_exchange_rep_of(w, rt_group_member(x->group, rank, q)));
+        uint64_t lq = lens_bytes(x, q, bm), lk = lens_bytes(x, k, bq);
+        uint64_t lens_to = cat ? 0 : lq, lens_from = cat ? 0 : lk;
         ids->send[q] = x->n_ids[mine + q] * (uint64_t)idb + lens_to;
         ids->recv[q] = x->n_ids[from] * (uint64_t)idb + lens_from;
-        out->send[q] = x->pooled_out[k] + x->seq_back[from];
-        out->recv[q] = x->pooled_out[q] + x->seq_back[mine + q];
+        out->send[q] = x->pooled_out[k] * bq + x->seq_back[from];
+        out->recv[q] = x->pooled_out[q] * bm + x->seq_back[mine + q];
         in_ids += (double)x->n_ids[from];
         rows += x->row_bytes[from];
         upd += x->upd_bytes[from];
@@ -516,7 +528,7 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
         ids->bytes += (double)ids->send[q], ids->recv_bytes += (double)ids->recv[q];
         out->bytes += (double)out->send[q], out->recv_bytes += (double)out->recv[q];
         if (cat) {
-            cat->send[q] = x->lens_to[q], cat->recv[q] = x->lens_to[k];
+            cat->send[q] = lq, cat->recv[q] = lk;
             cat->bytes += (double)cat->send[q], cat->recv_bytes += (double)cat->recv[q];
         }
     }

@@ -48,8 +48,9 @@ typedef struct rt_exchange {
     uint64_t *seq_back;   /* sequence-embedding bytes member q returns */
     double *row_bytes;    /* table bytes member q reads for them */
     double *upd_bytes;    /* table + optimizer-state bytes member q updates */
-    uint64_t *lens_to;    /* [q] KJT length bytes every sender sends to member q */
-    uint64_t *pooled_out; /* [q] pooled-embedding bytes member q returns to every requester */
+    uint64_t *lens_to;    /* [q] KJT length bytes per sample every sender sends member q (with
+                           * stage-1 dedup: per batch, one count per shard) */
+    uint64_t *pooled_out; /* [q] pooled-embedding bytes per requested sample member q returns */
     /* Per representative r and feature index i, at [r * n_features + i]: */
     uint64_t *uniq1;          /* distinct IDs on the sender (raw count without stage 1) */
     uint64_t *recv_ids;       /* IDs received as owner (counting each column shard) */
