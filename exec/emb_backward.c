@@ -115,6 +115,7 @@ static int distinct_row_grads(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *er
 static int update_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
 {
     rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
+    if (sh->rows == 0) return 0; /* a row-wise shard past the table's end: no ID reaches it */
     rt_kopt opt = rt_xtables_opt(x->s, xu->entries[e].table, x->iteration + 1);
     rt_xdev *d = x->dev;
     rt_kstatus st;

@@ -402,6 +402,9 @@ static rt_kstatus lookup_rows(rt_xexec *x, rt_xunit *xu, int e, float *out, FILE
     const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
     int64_t n = xu->own_n[e], bags = xu->boff[xu->G], w = sh->width;
     int pr = rt_xemb_per_row(xu, e);
+    if (sh->rows == 0) /* a row-wise shard past the table's end: empty bags, zero rows */
+        return d->ops->zero(d, out, sizeof(float) * (size_t)((pr ? n : bags) * w)) ? RT_K_EDEVICE
+                                                                                   : RT_K_OK;
     if (!xu->u->dedup_owner)
         return pr ? d->ops->sequence_lookup(d, &sh->t, xu->own_ids[e].p, n, out)
                   : d->ops->gather_pool(d, &sh->t, xu->own_ids[e].p, xu->own_offsets[e].p, bags,

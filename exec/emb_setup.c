@@ -24,6 +24,16 @@ static int unsupported(const rt_scenario *s, FILE *err)
     return -1;
 }
 
+/* Row-wise, member Q serves table F when it holds rows of it: inside F's tower (SPTT), and
+ * its row block starts before the table ends (hash routing spreads rows over everyone). */
+static int row_block_served(const rt_graph_unit *u, const rt_table *tb, int f, int q)
+{
+    if (u->tower_size && q / u->tower_size != u->tower_of[f]) return 0;
+    if (u->hash_rows) return 1;
+    int local = u->tower_size ? q % u->tower_size : q;
+    return u->block[f] * (uint64_t)local < tb->rows;
+}
+
 static int build_entries(rt_xunit *xu, const rt_scenario *s)
 {
     const rt_graph_unit *u = xu->u;
@@ -39,10 +49,9 @@ static int build_entries(rt_xunit *xu, const rt_scenario *s)
             int w = tb->dim / cs;
             xu->entries[e] = (rt_xentry){i, c, f, w, c * w, tb->sequence};
             for (int q = 0; q < xu->G; q++)
-                xu->served[q * xu->n_entries + e] =
-                    u->sharding != RT_SHARD_ROW ? u->owner[f * u->col_shards + c] == q
-                    : u->tower_size             ? q / u->tower_size == u->tower_of[f]
-                                                : 1;
+                xu->served[q * xu->n_entries + e] = u->sharding != RT_SHARD_ROW
+                                                        ? u->owner[f * u->col_shards + c] == q
+                                                        : row_block_served(u, tb, f, q);
         }
     return 0;
 }

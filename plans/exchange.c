@@ -89,6 +89,14 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
     }
 }
 
+/* Columns of table F that group member Q holds. Hash-routed rows (FusedRec) land on every
+ * member, whatever the row blocks of the shard map say. */
+static int owner_width(const rt_exchange *x, const rt_scenario *s, int f, int q)
+{
+    if (x->hash_rows && x->shards->kind == RT_SHARD_ROW) return s->model.tables[f].dim;
+    return rt_shard_dim(x->shards, s, f, q);
+}
+
 static void per_owner_constants(rt_exchange *x, const rt_scenario *s)
 {
     size_t cb = rt_dtype_bytes(s->plan.comm_dtype);
@@ -96,7 +104,7 @@ static void per_owner_constants(rt_exchange *x, const rt_scenario *s)
     for (int q = 0; q < x->G; q++)
         for (int i = 0; i < x->n_features; i++) {
             int f = x->features[i];
-            int w = rt_shard_dim(x->shards, s, f, q);
+            int w = owner_width(x, s, f, q);
             if (!w) continue;
             /* KJT lengths: one uint32 per sample for every feature shard q serves; deduplicated
              * IDs need only one count per feature shard (the sender keeps the lengths). */
@@ -181,7 +189,7 @@ static double expected_owner_unique(const rt_exchange *x, const rt_scenario *s, 
 {
     int f = x->features[i], k = rt_group_index(x->group, rank);
     const rt_table *tb = &s->model.tables[f];
-    if (!rt_shard_dim(x->shards, s, f, k)) return 0;
+    if (!owner_width(x, s, f, k)) return 0;
     if (x->shards->kind != RT_SHARD_ROW)
         return rt_dedup_expected_unique(*id_spec(s, f), tb->rows, 0, tb->rows, m);
     if (x->hash_rows)
@@ -225,7 +233,7 @@ static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w
                 x->recv_ids[ri] += sent[((long)from * n + i) * G + k];
                 raw += (double)rt_workload_batch(w, from, f)->n_ids;
             }
-            int width = rt_shard_dim(x->shards, s, f, k);
+            int width = owner_width(x, s, f, k);
             int shard_w =
                 x->shards->kind == RT_SHARD_COLUMN ? tb->dim / x->shards->col_shards : tb->dim;
             int copies = width / shard_w;
