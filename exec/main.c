@@ -26,31 +26,32 @@ typedef struct args {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mpirun -np N rectwin-exec SCENARIO [--set k=v]... [--device cpu|cuda]\n"
-            "         [--comm mpi|nccl] [--out DIR] [--warmup N] [--iterations N] [--data FILE]\n"
-            "         [--check-bytes] [--op-timeout S] [--dump DIR] [--checkpoint DIR]\n"
-            "         [--resume DIR] [--quiet]\n"
-            "\n"
-            "Trains the scenario for real, one MPI rank per device, and writes the measured\n"
-            "DIR/summary.json, ops.csv and trace.json (default DIR: results/<scenario>/exec/).\n"
-            "  --device        cpu (kernels/cpu) or cuda (kernels/cuda, one GPU per local rank)\n"
-            "  --comm          mpi (host staging for GPU buffers) or nccl\n"
-            "  --warmup N      untimed iterations first (default workload.warmup, 2)\n"
-            "  --iterations N  timed iterations (default workload.iterations)\n"
-            "  --data FILE     Criteo TSV (label, 13 ints, 26 hex categories) instead of the\n"
-            "                  workload's sampled IDs and planted labels\n"
-            "  --check-bytes   exit 1 when an op moved other bytes than the graph says\n"
-            "  --op-timeout S  abort every rank when one op runs longer (default 30)\n"
-            "  --dump DIR      write the first iteration's embeddings and loss and the final\n"
-            "                  table shards as text (the semantics tests compare plans with it)\n"
-            "  --checkpoint DIR  after the last iteration, save the tables with their optimizer\n"
-            "                  state, the dense parameters and the iteration counter in DIR\n"
-            "                  (written aside and swapped in whole: DIR is never half written)\n"
-            "  --resume DIR    start from checkpoint DIR: the run continues with the iteration\n"
-            "                  after the saved one (warm-up included); any rank count, plan and\n"
-            "                  sharding of the same model\n"
-            "  --inject-fault die|hang@RANK:OP   for tests: make RANK die or hang at op OP\n");
+    fprintf(
+        f,
+        "usage: mpirun -np N rectwin-exec SCENARIO [--set k=v]... [--device cpu|cuda]\n"
+        "         [--comm mpi|nccl] [--out DIR] [--warmup N] [--iterations N] [--data FILE]\n"
+        "         [--check-bytes] [--op-timeout S] [--dump DIR] [--checkpoint DIR]\n"
+        "         [--resume DIR] [--quiet]\n"
+        "\n"
+        "Trains the scenario for real, one MPI rank per device, and writes the measured\n"
+        "DIR/summary.json, ops.csv and trace.json (default DIR: results/<scenario>/exec/).\n"
+        "  --device        cpu (kernels/cpu) or cuda (kernels/cuda, one GPU per local rank)\n"
+        "  --comm          mpi (host staging for GPU buffers) or nccl\n"
+        "  --warmup N      untimed iterations first (default workload.warmup, 2)\n"
+        "  --iterations N  timed iterations (default workload.iterations)\n"
+        "  --data FILE     Criteo TSV (label, 13 ints, 26 hex categories) instead of the\n"
+        "                  workload's sampled IDs and planted labels\n"
+        "  --check-bytes   exit 1 when an op moved other bytes than the graph says\n"
+        "  --op-timeout S  abort every rank when one op runs longer (default 30)\n"
+        "  --dump DIR      write the first iteration's embeddings and loss and the final\n"
+        "                  table shards as text (the semantics tests compare plans with it)\n"
+        "  --checkpoint DIR  after the last iteration, save the tables with their optimizer\n"
+        "                  state, the dense parameters and the iteration counter in DIR\n"
+        "                  (written aside and swapped in whole: DIR is never half written)\n"
+        "  --resume DIR    start from checkpoint DIR: the run continues with the iteration\n"
+        "                  after the saved one (warm-up included); any rank count, plan and\n"
+        "                  sharding of the same model\n"
+        "  --inject-fault die|hang|fail@RANK:OP  for tests: RANK dies, hangs or fails at op OP\n");
 }
 
 static int need(int argc, char **argv, int i)
@@ -145,8 +146,9 @@ static int parse_fault(const char *spec, rt_xrun_cfg *c)
     static char kind[8], op[128];
     int rank;
     if (sscanf(spec, "%7[a-z]@%d:%127s", kind, &rank, op) != 3 ||
-        (strcmp(kind, "die") && strcmp(kind, "hang"))) {
-        fprintf(stderr, "rectwin-exec: --inject-fault '%s'; allowed: die|hang@RANK:OPNAME\n", spec);
+        (strcmp(kind, "die") && strcmp(kind, "hang") && strcmp(kind, "fail"))) {
+        fprintf(stderr, "rectwin-exec: --inject-fault '%s'; allowed: die|hang|fail@RANK:OPNAME\n",
+                spec);
         return -1;
     }
     c->fault_kind = kind, c->fault_rank = rank, c->fault_op = op;
@@ -308,6 +310,12 @@ int main(int argc, char **argv)
     memset(&R, 0, sizeof R);
     int mismatched = 0;
     int rc = execute(&R, &a, &cfg, &mismatched) ? 1 : 0;
+    /* A rank that failed once the ranks talk to each other must not leave its peers waiting in
+     * a collective: it stops them all (its message above names it and the step). */
+    if (rc && R.comm_open) {
+        fflush(stderr);
+        R.comm.ops->abort(&R.comm, 1);
+    }
     if (!rc && a.check_bytes && mismatched) rc = 1;
     /* A rank that failed alone must not leave the others waiting in a collective. */
     int any = rc;

@@ -31,14 +31,15 @@ static int end_mark(int op)
     return 2 + 2 * op;
 }
 
-static void inject_fault(const rt_xrun_cfg *c, const rt_xexec *x, int op)
+/* Returns -1 for an injected failure of the op; dies or hangs for the other kinds. */
+static int inject_fault(const rt_xrun_cfg *c, const rt_xexec *x, int op, FILE *err)
 {
-    if (!c->fault_kind || c->fault_rank != x->rank) return;
+    if (!c->fault_kind || c->fault_rank != x->rank) return 0;
     const char *name = x->g->ops[op].name;
-    if (!name || strcmp(name, c->fault_op)) return;
-    fprintf(stderr, "exec: rank %d: injected fault '%s' at op '%s'\n", x->rank, c->fault_kind,
-            name);
-    fflush(stderr);
+    if (!name || strcmp(name, c->fault_op)) return 0;
+    fprintf(err, "exec: rank %d: injected fault '%s' at op '%s'\n", x->rank, c->fault_kind, name);
+    fflush(err);
+    if (!strcmp(c->fault_kind, "fail")) return -1;
     if (!strcmp(c->fault_kind, "die")) _Exit(9);
     for (;;) {
         struct timespec t = {1, 0};
@@ -131,8 +132,7 @@ static int one_window(rt_xexec *x, const rt_xrun_cfg *c, const window *win, rt_x
             if (g->ops[dep].stream != o->stream && d->ops->wait_mark(d, end_mark(dep))) return -1;
         }
         rt_xwatchdog_enter(wd, op);
-        inject_fault(c, x, op);
-        if (d->ops->mark(d, start_mark(op)) || run_op(x, op, err) ||
+        if (inject_fault(c, x, op, err) || d->ops->mark(d, start_mark(op)) || run_op(x, op, err) ||
             d->ops->mark(d, end_mark(op))) {
             fprintf(err, "exec: rank %d: window %d stopped at op %d '%s' (batch %lld)\n", x->rank,
                     w, op, o->name ? o->name : "?", (long long)id);
@@ -196,7 +196,9 @@ int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err)
             if (live(&win, (int64_t)w + off)) rc = use_batch(x, c, &win, (int64_t)w + off, err);
         if (rc || (rc = x->dev->ops->sync(x->dev))) break;
         /* Ranks start each window together so their timelines share an origin. */
+        rt_xwatchdog_step(wd, "the barrier before a window");
         MPI_Barrier(MPI_COMM_WORLD);
+        rt_xwatchdog_enter(wd, -1);
         double t0 = now();
         rc = one_window(x, c, &win, wd, w, err);
         double wall = now() - t0;

@@ -19,7 +19,7 @@ typedef struct rt_xrun_cfg {
     const rt_workload *graph_batch; /* the workload the graph was built from: iteration 0 */
     struct rt_criteo *data;         /* optional data file */
     /* Fault injection for the tests: at op FAULT_OP on rank FAULT_RANK, "die" exits the
-     * process and "hang" blocks forever (NULL: none). */
+     * process, "hang" blocks forever and "fail" makes the op return an error (NULL: none). */
     const char *fault_kind;
     int fault_rank;
     const char *fault_op;

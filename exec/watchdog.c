@@ -11,6 +11,7 @@ struct rt_xwatchdog {
     rt_xcomm *c;
     double limit;
     atomic_int op;
+    const char *_Atomic what; /* a watched step that is no op of the graph, or NULL */
     _Atomic double since;
     atomic_int stop;
     pthread_t thread;
@@ -30,13 +31,21 @@ static void *watch(void *arg)
     while (!atomic_load(&w->stop)) {
         nanosleep(&tick, NULL);
         int op = atomic_load(&w->op);
+        const char *what = atomic_load(&w->what);
         double t = now() - atomic_load(&w->since);
-        if (op < 0 || t < w->limit) continue;
-        const rt_op *o = &w->g->ops[op];
-        fprintf(stderr,
-                "exec: rank %d: op %d '%s' (phase %s) has not finished after %.1f s: a peer died "
-                "or the collective hangs; aborting every rank\n",
-                w->c->rank, op, o->name ? o->name : "?", w->g->phases[o->phase], t);
+        if ((op < 0 && !what) || t < w->limit) continue;
+        if (op >= 0) {
+            const rt_op *o = &w->g->ops[op];
+            fprintf(stderr,
+                    "exec: rank %d: op %d '%s' (phase %s) has not finished after %.1f s: a peer "
+                    "died or the collective hangs; aborting every rank\n",
+                    w->c->rank, op, o->name ? o->name : "?", w->g->phases[o->phase], t);
+        } else {
+            fprintf(stderr,
+                    "exec: rank %d: %s has not finished after %.1f s: a peer died or stopped; "
+                    "aborting every rank\n",
+                    w->c->rank, what, t);
+        }
         fflush(stderr);
         w->c->ops->abort(w->c, 3);
         _Exit(3); /* abort should not return; never let a rank linger */
@@ -53,6 +62,7 @@ rt_xwatchdog *rt_xwatchdog_start(const rt_graph *g, rt_xcomm *c, double limit_s)
     }
     w->g = g, w->c = c, w->limit = limit_s;
     atomic_init(&w->op, -1);
+    atomic_init(&w->what, NULL);
     atomic_init(&w->since, now());
     atomic_init(&w->stop, 0);
     if (pthread_create(&w->thread, NULL, watch, w)) {
@@ -66,7 +76,15 @@ rt_xwatchdog *rt_xwatchdog_start(const rt_graph *g, rt_xcomm *c, double limit_s)
 void rt_xwatchdog_enter(rt_xwatchdog *w, int op)
 {
     atomic_store(&w->since, now());
+    atomic_store(&w->what, NULL);
     atomic_store(&w->op, op);
+}
+
+void rt_xwatchdog_step(rt_xwatchdog *w, const char *what)
+{
+    atomic_store(&w->since, now());
+    atomic_store(&w->op, -1);
+    atomic_store(&w->what, what);
 }
 
 void rt_xwatchdog_stop(rt_xwatchdog *w)

@@ -23,6 +23,9 @@ expect_failure hang "rank .: op .* 'embedding_alltoall' .*has not finished" \
 expect_failure die "injected fault 'die' at op 'gradient_alltoall'" \
   "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/die.out" --op-timeout 3 \
   --inject-fault die@2:gradient_alltoall
+expect_failure fail "injected fault 'fail' at op 'sparse_update'" \
+  "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/fail.out" --op-timeout 3 \
+  --inject-fault fail@3:sparse_update
 world=(mpirun --oversubscribe -np 2)
 if [ "$(id -u)" -eq 0 ]; then world+=(--allow-run-as-root); fi
 expect_failure world "the scenario has 4 ranks .* mpirun started 2" \
@@ -31,4 +34,4 @@ expect_failure plan "cannot run yet; executable:" \
   "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/plan.out" --set plan.name=sptt --set "plan.tower_module={kind: linear, compression: 2}"
 expect_failure device "--device 'tpu' is not built in" \
   "${MPIRUN[@]}" "$EXEC" "$SCEN" --out "$TMP/device.out" --device tpu
-echo "faults: 5 passed, 0 failed"
+echo "faults: 6 passed, 0 failed"
