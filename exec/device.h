@@ -92,6 +92,9 @@ typedef struct rt_xdev_ops {
                                   float *dneg);
     /* y += a * x (fp32), and the dense Adam step (kernels.h rt_kcpu_adam). */
     rt_kstatus (*axpy)(rt_xdev *d, int64_t n, float a, const float *x, float *y);
+    /* Storage-type conversion (kernels.h rt_kcpu_convert): messages in the comm precision. */
+    rt_kstatus (*convert)(rt_xdev *d, const void *in, rt_kdtype from, int64_t n, rt_kdtype to,
+                          void *out);
     rt_kstatus (*adam)(rt_xdev *d, int64_t n, const rt_kadam *opt, float *w, const float *g,
                        float *m, float *v);
     /* The generative-recommender blocks (kernels.h: HSTU, FuXi and MMoE pieces). */

@@ -258,6 +258,13 @@ static rt_kstatus rt_xcpu_softmax(rt_xdev *d, const float *q, const float *pos, 
                                    dneg);
 }
 
+static rt_kstatus rt_xcpu_convert(rt_xdev *d, const void *in, rt_kdtype from, int64_t n,
+                                  rt_kdtype to, void *out)
+{
+    (void)d;
+    return rt_kcpu_convert(in, from, n, to, out);
+}
+
 static rt_kstatus rt_xcpu_axpy(rt_xdev *d, int64_t n, float a, const float *x, float *y)
 {
     (void)d;
@@ -387,6 +394,7 @@ const rt_xdev_ops rt_xdev_cpu = {
     .sampled_softmax = rt_xcpu_softmax,
     .copy2d = rt_xcpu_copy2d,
     .axpy = rt_xcpu_axpy,
+    .convert = rt_xcpu_convert,
     .adam = rt_xcpu_adam,
     .silu_fwd = rt_xcpu_silu_fwd,
     .silu_bwd = rt_xcpu_silu_bwd,

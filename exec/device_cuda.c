@@ -494,6 +494,12 @@ static rt_kstatus k_sampled_softmax(rt_xdev *d, const float *q, const float *pos
                                     dneg, ctx_of(d));
 }
 
+static rt_kstatus k_convert(rt_xdev *d, const void *in, rt_kdtype from, int64_t n, rt_kdtype to,
+                            void *out)
+{
+    return rt_kcuda_convert(in, from, n, to, out, ctx_of(d));
+}
+
 static rt_kstatus k_axpy(rt_xdev *d, int64_t n, float a, const float *x, float *y)
 {
     return rt_kcuda_axpy(n, a, x, y, ctx_of(d));
@@ -606,6 +612,7 @@ const rt_xdev_ops rt_xdev_cuda = {
     .bce_logits = k_bce_logits,
     .sampled_softmax = k_sampled_softmax,
     .axpy = k_axpy,
+    .convert = k_convert,
     .adam = k_adam,
     .silu_fwd = k_silu_fwd,
     .silu_bwd = k_silu_bwd,

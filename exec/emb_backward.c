@@ -29,8 +29,9 @@ static int distinct_grads(rt_xexec *x, rt_xunit *xu, int i, int op, FILE *err)
         x, op, "scatter_add_rows");
 }
 
-/* The gradient block this rank sends member Q for entry E. */
-static int pack_grad(rt_xexec *x, rt_xunit *xu, int e, int q, int op, FILE *err)
+/* The gradient block this rank sends member Q for entry E, in fp32 into BASE (the message
+ * layout in elements). */
+static int pack_grad(rt_xexec *x, rt_xunit *xu, float *base, int e, int q, int op, FILE *err)
 {
     int E = xu->n_entries, F = xu->u->n_features;
     const rt_xentry *en = &xu->entries[e];
@@ -40,7 +41,7 @@ static int pack_grad(rt_xexec *x, rt_xunit *xu, int e, int q, int op, FILE *err)
     int64_t g_rows = xu->u->dedup_send ? xu->s1[en->i].n_uniq
                      : en->sequence    ? (int64_t)x->v.batch.f[en->table].n_ids
                                        : x->v.batch.batch;
-    float *dst = (float *)xu->grad_send.p + xu->recv_at[q * E + e];
+    float *dst = base + xu->recv_at[q * E + e];
     rt_xdev *d = x->dev;
     if (!g) return rt_xemb_fail(err, x, op, "the dense net has no gradient for this feature");
     if (xu->u->sharding == RT_SHARD_ROW && rt_xemb_per_row(xu, e))
@@ -59,9 +60,17 @@ int rt_xemb_grad_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
         return -1;
     for (int i = 0; xu->u->dedup_send && i < xu->u->n_features; i++)
         if (distinct_grads(x, xu, i, op, err)) return -1;
+    /* Packed in fp32, then converted as a whole when the comm precision is lower. */
+    size_t elems = rt_xemb_total(xu->emb_rc, G) / rt_xemb_cb(x);
+    float *base = xu->grad_send.p;
+    if (rt_xemb_ck(x) != RT_KDT_FP32) {
+        if (rt_xbuf_reserve(x->dev, &xu->msg32, elems * sizeof(float), err)) return -1;
+        base = xu->msg32.p;
+    }
     for (int q = 0; q < G; q++)
         for (int e = 0; e < E; e++)
-            if (rt_xemb_served(xu, q, e) && pack_grad(x, xu, e, q, op, err)) return -1;
+            if (rt_xemb_served(xu, q, e) && pack_grad(x, xu, base, e, q, op, err)) return -1;
+    if (base != xu->grad_send.p && rt_xemb_to_msg(x, xu->grad_send.p, 0, base, elems)) return -1;
     /* Our receive layout of the embeddings is our send layout of their gradients. */
     if (x->comm->ops->alltoallv(x->comm, xu->grp, xu->grad_send.p, xu->emb_rc, xu->emb_rd,
                                 xu->grad_recv.p, xu->emb_sc, xu->emb_sd))
@@ -79,9 +88,8 @@ int rt_xemb_gather_grad(rt_xexec *x, rt_xunit *xu, int e, FILE *err)
     size_t at = 0;
     for (int p = 0; p < G; p++) {
         size_t n = rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * E + e]) * w;
-        const float *src = (const float *)xu->grad_recv.p + xu->send_at[p * E + e];
-        if (n && x->dev->ops->copy(x->dev, (float *)xu->own_grad[e].p + at, src, n * sizeof(float),
-                                   RT_XCOPY_D2D))
+        if (rt_xemb_from_msg(x, xu->grad_recv.p, xu->send_at[p * E + e],
+                             (float *)xu->own_grad[e].p + at, n))
             return -1;
         at += n;
     }
@@ -141,7 +149,7 @@ static double update_bytes(const rt_xexec *x, const rt_xunit *xu, int e, int fir
 {
     const rt_xentry *en = &xu->entries[e];
     const rt_table *tb = &x->s->model.tables[en->table];
-    double eb = (double)rt_dtype_bytes(x->s->plan.embedding_dtype), cb = 4;
+    double eb = (double)rt_dtype_bytes(x->s->plan.embedding_dtype), cb = (double)rt_xemb_cb(x);
     int cs = xu->u->sharding == RT_SHARD_COLUMN ? xu->u->col_shards : 1;
     double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2 / cs;
     double n = (double)xu->own_n[e], idb = x->s->workload.id_bytes;

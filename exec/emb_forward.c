@@ -388,8 +388,9 @@ static void emb_layout(rt_xexec *x, rt_xunit *xu)
                 rn += rt_xemb_rows(xu, e, b, xu->n_to[p * E + e]) * w;
             }
         }
-        xu->emb_sc[p] = sn * sizeof(float), xu->emb_sd[p] = st * sizeof(float);
-        xu->emb_rc[p] = rn * sizeof(float), xu->emb_rd[p] = rt * sizeof(float);
+        size_t cb = rt_xemb_cb(x);
+        xu->emb_sc[p] = sn * cb, xu->emb_sd[p] = st * cb;
+        xu->emb_rc[p] = rn * cb, xu->emb_rd[p] = rt * cb;
         st += sn, rt += rn;
     }
 }
@@ -431,9 +432,7 @@ static int lookup_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
     size_t from = 0; /* each member's rows go into its message */
     for (int p = 0; p < G; p++) {
         size_t n = rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * E + e]) * w;
-        float *dst = (float *)xu->emb_send.p + xu->send_at[p * E + e];
-        if (n && x->dev->ops->copy(x->dev, dst, out + from, n * sizeof(float), RT_XCOPY_D2D))
-            return -1;
+        if (rt_xemb_to_msg(x, xu->emb_send.p, xu->send_at[p * E + e], out + from, n)) return -1;
         from += n;
     }
     return 0;
@@ -489,7 +488,7 @@ static int assemble(rt_xexec *x, rt_xunit *xu, int e, float *dst, size_t rows, i
     int G = xu->G, E = xu->n_entries, F = xu->u->n_features;
     const rt_xentry *en = &xu->entries[e];
     int dim = x->s->model.tables[en->table].dim;
-    const float *recv = xu->emb_recv.p;
+    const float *recv = xu->recv32;
     rt_xdev *d = x->dev;
     if (xu->u->sharding == RT_SHARD_ROW && xu->u->tower_size) {
         /* SPTT: the tower's ReduceScatter already summed the owners' partial sums. */
@@ -551,7 +550,8 @@ static double recover_bytes(const rt_xexec *x, const rt_xunit *xu)
     for (int i = 0; i < xu->u->n_features; i++) {
         const rt_table *tb = &x->s->model.tables[xu->u->features[i]];
         raw += (double)xu->s1[i].n;
-        out += (tb->sequence ? (double)xu->s1[i].n : x->v.batch.batch) * tb->dim * 4.0;
+        out += (tb->sequence ? (double)xu->s1[i].n : x->v.batch.batch) * tb->dim *
+               (double)rt_xemb_cb(x);
     }
     for (int k = 0; k < xu->G * xu->n_entries; k++)
         sent += (double)xu->n_to[k];
@@ -560,6 +560,17 @@ static double recover_bytes(const rt_xexec *x, const rt_xunit *xu)
 
 int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
+    /* The blocks in fp32: the received message itself, or its conversion. */
+    size_t bytes = xu->u->tower_size ? rt_xemb_total(xu->prc, xu->G / xu->u->tower_size)
+                                     : rt_xemb_total(xu->emb_rc, xu->G);
+    size_t elems = bytes / rt_xemb_cb(x);
+    xu->recv32 = xu->emb_recv.p;
+    if (rt_xemb_ck(x) != RT_KDT_FP32) {
+        if (rt_xbuf_reserve(x->dev, &xu->msg32, elems * sizeof(float), err) ||
+            rt_xemb_from_msg(x, xu->emb_recv.p, 0, xu->msg32.p, elems))
+            return -1;
+        xu->recv32 = xu->msg32.p;
+    }
     if (xu->u->dedup_send) {
         for (int i = 0; i < xu->u->n_features; i++)
             if (recover_dedup(x, xu, i, op, err)) return -1;

@@ -61,6 +61,38 @@ static inline int rt_xemb_served(const rt_xunit *xu, int q, int e)
     return xu->served[q * xu->n_entries + e];
 }
 
+/* The embedding and gradient messages travel in the plan's comm precision. */
+static inline size_t rt_xemb_cb(const rt_xexec *x)
+{
+    return rt_dtype_bytes(x->s->plan.comm_dtype);
+}
+
+static inline rt_kdtype rt_xemb_ck(const rt_xexec *x)
+{
+    rt_dtype d = x->s->plan.comm_dtype;
+    return d == RT_DT_FP16 ? RT_KDT_FP16 : d == RT_DT_BF16 ? RT_KDT_BF16 : RT_KDT_FP32;
+}
+
+/* N fp32 elements from SRC into a message at element AT of BASE, in the comm precision. */
+static inline int rt_xemb_to_msg(rt_xexec *x, void *base, size_t at, const float *src, size_t n)
+{
+    if (!n) return 0;
+    char *dst = (char *)base + at * rt_xemb_cb(x);
+    if (rt_xemb_ck(x) == RT_KDT_FP32)
+        return x->dev->ops->copy(x->dev, dst, src, n * sizeof(float), RT_XCOPY_D2D);
+    return x->dev->ops->convert(x->dev, src, RT_KDT_FP32, (int64_t)n, rt_xemb_ck(x), dst) ? -1 : 0;
+}
+
+/* N elements of a message at element AT of BASE into fp32 DST. */
+static inline int rt_xemb_from_msg(rt_xexec *x, const void *base, size_t at, float *dst, size_t n)
+{
+    if (!n) return 0;
+    const char *src = (const char *)base + at * rt_xemb_cb(x);
+    if (rt_xemb_ck(x) == RT_KDT_FP32)
+        return x->dev->ops->copy(x->dev, dst, src, n * sizeof(float), RT_XCOPY_D2D);
+    return x->dev->ops->convert(x->dev, src, rt_xemb_ck(x), (int64_t)n, RT_KDT_FP32, dst) ? -1 : 0;
+}
+
 static inline size_t rt_xemb_total(const size_t *count, int n)
 {
     size_t t = 0;

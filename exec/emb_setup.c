@@ -12,14 +12,18 @@ int rt_xemb_put(rt_xexec *x, rt_xbuf *b, const int64_t *h, size_t n, FILE *err)
     return n ? x->dev->ops->copy(x->dev, b->p, h, n * sizeof(int64_t), RT_XCOPY_H2D) : 0;
 }
 
-static int unsupported(const rt_scenario *s, FILE *err)
+static int unsupported(const rt_graph_unit *u, const rt_scenario *s, FILE *err)
 {
-    const char *why =
-        s->plan.comm_dtype != RT_DT_FP32 ? "plan.precision.comm other than fp32" : NULL;
+    int low = s->plan.comm_dtype != RT_DT_FP32;
+    /* HSP's sync and SPTT's row-wise ReduceScatter sum fp32 payloads. */
+    const char *why = low && u->sync.size > 1 ? "hsp with plan.precision.comm other than fp32"
+                      : low && u->tower_size && u->sharding == RT_SHARD_ROW
+                          ? "row-wise sptt with plan.precision.comm other than fp32"
+                          : NULL;
     if (!why) return 0;
     fprintf(err,
-            "exec: %s is not executed by rectwin-exec yet; allowed: comm fp32 (rectwin sim "
-            "predicts it)\n",
+            "exec: %s is not executed by rectwin-exec yet; allowed: comm fp32 there (rectwin "
+            "sim predicts it)\n",
             why);
     return -1;
 }
@@ -131,7 +135,7 @@ static int setup_unit(rt_xexec *x, int k, int n, FILE *err)
 {
     rt_xunit *xu = &x->slots[k].units[n];
     xu->u = &x->g->units[n];
-    if (unsupported(x->s, err)) return -1;
+    if (unsupported(xu->u, x->s, err)) return -1;
     xu->G = xu->u->group.size;
     xu->k = rt_group_index(xu->u->group, x->rank);
     if (build_entries(xu, x->s) || alloc_unit(xu)) {
@@ -203,7 +207,7 @@ static void free_units(rt_xexec *x, rt_xunit *units)
                            &xu->grad_send, &xu->grad_recv, &xu->cat_send, &xu->cat_recv,
                            &xu->sync_send, &xu->sync_recv, &xu->sync_inv, &xu->sync_bag,
                            &xu->sync_tmp,  &xu->sync_agg,  &xu->s2_bag,   &xu->tmp_a,
-                           &xu->tmp_b};
+                           &xu->tmp_b,     &xu->msg32};
         for (size_t b = 0; b < sizeof bufs / sizeof *bufs; b++)
             rt_xbuf_free(x->dev, bufs[b]);
         free_per_entry(x, xu);

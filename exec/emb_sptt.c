@@ -77,43 +77,42 @@ void rt_xsptt_free(rt_xexec *x, rt_xunit *xu)
 /* Every layout's offsets and the AlltoAll counts, from the batch size and who serves what. */
 static void layouts(const rt_xexec *x, rt_xunit *xu, const geo *g)
 {
-    size_t at = 0;
+    size_t at = 0, cb = rt_xemb_cb(x);
     for (int i = 0; i < g->D; i++) { /* perm: [member i][tower u][entries this rank serves] */
-        xu->isd[i] = at * sizeof(float);
+        xu->isd[i] = at * cb;
         for (int u = 0; u < g->T; u++)
             for (int e = 0; e < g->E; e++)
                 if (rt_xemb_served(xu, xu->k, e))
                     xu->perm_at[(u * g->D + i) * g->E + e] = at, at += block(xu, g, e);
-        xu->isc[i] = at * sizeof(float) - xu->isd[i];
+        xu->isc[i] = at * cb - xu->isd[i];
     }
     at = 0;
     for (int mi = 0; mi < g->owners; mi++) { /* intra: [owner mi][peer u][entries of mi] */
-        xu->ird[mi] = at * sizeof(float);
+        xu->ird[mi] = at * cb;
         for (int u = 0; u < g->T; u++)
             for (int e = 0; e < g->E; e++)
                 if (slot_serves(xu, g, g->t, mi, e))
                     xu->intra_at[(mi * g->T + u) * g->E + e] = at, at += block(xu, g, e);
-        xu->irc[mi] = at * sizeof(float) - xu->ird[mi];
+        xu->irc[mi] = at * cb - xu->ird[mi];
     }
     at = 0;
     for (int u = 0; u < g->T; u++) { /* shuffled: [peer u][owner mi][entries of mi] */
-        xu->psd[u] = at * sizeof(float);
+        xu->psd[u] = at * cb;
         for (int mi = 0; mi < g->owners; mi++)
             for (int e = 0; e < g->E; e++)
                 if (slot_serves(xu, g, g->t, mi, e))
                     xu->shuf_at[(u * g->D + mi) * g->E + e] = at, at += block(xu, g, e);
-        xu->psc[u] = at * sizeof(float) - xu->psd[u];
+        xu->psc[u] = at * cb - xu->psd[u];
     }
     at = 0;
     for (int u = 0; u < g->T; u++) { /* peer receive: [tower u][owner mi][entries of mi] */
-        xu->prd[u] = at * sizeof(float);
+        xu->prd[u] = at * cb;
         for (int mi = 0; mi < g->owners; mi++)
             for (int e = 0; e < g->E; e++)
                 if (slot_serves(xu, g, u, mi, e))
                     xu->recv_at[(u * g->D + mi) * g->E + e] = at, at += block(xu, g, e);
-        xu->prc[u] = at * sizeof(float) - xu->prd[u];
+        xu->prc[u] = at * cb - xu->prd[u];
     }
-    (void)x;
 }
 
 static size_t total(const size_t *c, int n)
@@ -124,13 +123,15 @@ static size_t total(const size_t *c, int n)
 /* Copies every block from layout FROM of SRC to layout TO of DST; which blocks exist is SERVES
  * of the (requester or peer, owner) pair the two index functions name. */
 typedef struct move {
-    const float *src;
-    float *dst;
+    const char *src;
+    char *dst;
 } move;
 
+/* N elements (of the comm precision) from element FROM of the source to element TO. */
 static int copy_block(rt_xexec *x, move m, size_t from, size_t to, size_t n)
 {
-    return n ? x->dev->ops->copy(x->dev, m.dst + to, m.src + from, n * sizeof(float), RT_XCOPY_D2D)
+    size_t cb = rt_xemb_cb(x);
+    return n ? x->dev->ops->copy(x->dev, m.dst + to * cb, m.src + from * cb, n * cb, RT_XCOPY_D2D)
              : 0;
 }
 
@@ -216,8 +217,9 @@ static int forward(rt_xexec *x, rt_xunit *xu, const geo *g, rt_role role, int op
 }
 
 /* The gradient blocks of every tower's features for this rank's samples, in the peer receive
- * layout: the flat plan's pack with one block per tower for row-wise pooled tables. */
-static int pack_grads(rt_xexec *x, rt_xunit *xu, const geo *g, int op, FILE *err)
+ * layout (fp32 elements at BASE): the flat plan's pack with one block per tower for row-wise
+ * pooled tables. */
+static int pack_grads(rt_xexec *x, rt_xunit *xu, const geo *g, float *base, int op, FILE *err)
 {
     for (int u = 0; u < g->T; u++)
         for (int mi = 0; mi < g->owners; mi++)
@@ -227,7 +229,7 @@ static int pack_grads(rt_xexec *x, rt_xunit *xu, const geo *g, int op, FILE *err
                 int dim = x->s->model.tables[en->table].dim;
                 const float *gr = rt_xexec_emb_grad(x, en->table);
                 if (!gr) return rt_xemb_fail(err, x, op, "no gradient for this feature");
-                float *dst = (float *)xu->grad_send.p + xu->recv_at[(u * g->D + mi) * g->E + e];
+                float *dst = base + xu->recv_at[(u * g->D + mi) * g->E + e];
                 if (x->dev->ops->copy2d(x->dev, dst, (size_t)en->width * sizeof(float),
                                         gr + en->col0, (size_t)dim * sizeof(float),
                                         (size_t)en->width * sizeof(float), (size_t)g->b))
@@ -239,14 +241,20 @@ static int pack_grads(rt_xexec *x, rt_xunit *xu, const geo *g, int op, FILE *err
 static int backward(rt_xexec *x, rt_xunit *xu, const geo *g, rt_role role, int op, FILE *err)
 {
     switch (role) {
-    case RT_ROLE_PEER_GRAD_A2A:
+    case RT_ROLE_PEER_GRAD_A2A: {
+        size_t elems = total(xu->prc, g->T) / rt_xemb_cb(x);
+        int staged = rt_xemb_ck(x) != RT_KDT_FP32; /* packed in fp32, sent converted */
         if (reserve(x, &xu->grad_send, total(xu->prc, g->T), err) ||
-            reserve(x, &xu->g_shuf, total(xu->psc, g->T), err) || pack_grads(x, xu, g, op, err) ||
+            reserve(x, &xu->g_shuf, total(xu->psc, g->T), err) ||
+            (staged && reserve(x, &xu->msg32, elems * sizeof(float), err)) ||
+            pack_grads(x, xu, g, staged ? xu->msg32.p : xu->grad_send.p, op, err) ||
+            (staged && rt_xemb_to_msg(x, xu->grad_send.p, 0, xu->msg32.p, elems)) ||
             a2a(x, xu->peer_grp, xu->grad_send.p, xu->prc, xu->prd, xu->g_shuf.p, xu->psc, xu->psd,
                 op, err))
             return -1;
         rt_xexec_count_peers(x, op, xu->prc, xu->psc, g->T);
         return 0;
+    }
     case RT_ROLE_SHUFFLE_BWD:
         if (reserve(x, &xu->g_intra, total(xu->irc, g->owners), err) || shuffle(x, xu, g, 1))
             return -1;

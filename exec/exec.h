@@ -66,6 +66,8 @@ typedef struct rt_xunit {
     size_t *ids_sc, *ids_sd, *ids_rc, *ids_rd;
     size_t *emb_sc, *emb_sd, *emb_rc, *emb_rd; /* owner -> requester direction */
     rt_xbuf ids_send, ids_recv, emb_send, emb_recv, grad_send, grad_recv;
+    rt_xbuf msg32;       /* fp32 image of a message in a lower comm precision */
+    const float *recv32; /* the received embedding blocks in fp32 (recovery) */
     /* Owner side, per served entry: IDs (local rows) and bag offsets over all members' bags. */
     rt_xbuf *own_ids, *own_offsets, *own_out, *own_grad;
     int64_t *own_n;    /* IDs per served entry */

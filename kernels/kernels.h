@@ -43,6 +43,10 @@ float rt_kf16_to_f32(uint16_t h);
 uint16_t rt_kf32_to_bf16(float x);
 float rt_kbf16_to_f32(uint16_t b);
 
+/* out[i] = in[i] converted from one storage type to another (n elements; the buffers do not
+ * overlap): the embedding and gradient AlltoAlls in a reduced communication precision. */
+rt_kstatus rt_kcpu_convert(const void *in, rt_kdtype from, int64_t n, rt_kdtype to, void *out);
+
 /* A dense embedding table: rows x dim elements of dtype, row-major, rows contiguous. */
 typedef struct {
     void *data;

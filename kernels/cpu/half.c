@@ -75,3 +75,24 @@ float rt_kbf16_to_f32(uint16_t b)
 {
     return bits_f32((uint32_t)b << 16);
 }
+
+static float load_elem(const void *p, rt_kdtype dt, int64_t i)
+{
+    if (dt == RT_KDT_FP32) return ((const float *)p)[i];
+    uint16_t h = ((const uint16_t *)p)[i];
+    return dt == RT_KDT_FP16 ? rt_kf16_to_f32(h) : rt_kbf16_to_f32(h);
+}
+
+rt_kstatus rt_kcpu_convert(const void *in, rt_kdtype from, int64_t n, rt_kdtype to, void *out)
+{
+    if (n < 0 || (n && (!in || !out)) || from > RT_KDT_BF16 || to > RT_KDT_BF16)
+        return RT_K_EINVAL;
+    for (int64_t i = 0; i < n; i++) {
+        float x = load_elem(in, from, i);
+        if (to == RT_KDT_FP32)
+            ((float *)out)[i] = x;
+        else
+            ((uint16_t *)out)[i] = to == RT_KDT_FP16 ? rt_kf32_to_f16(x) : rt_kf32_to_bf16(x);
+    }
+    return RT_K_OK;
+}

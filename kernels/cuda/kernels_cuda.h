@@ -132,6 +132,10 @@ rt_kstatus rt_kcuda_axpy(int64_t n, float a, const float *x, float *y, rt_kcuda_
 rt_kstatus rt_kcuda_adam(int64_t n, const rt_kadam *opt, float *w, const float *g, float *m,
                          float *v, rt_kcuda_ctx *c);
 
+/* Storage-type conversion (kernels.h rt_kcpu_convert). */
+rt_kstatus rt_kcuda_convert(const void *in, rt_kdtype from, int64_t n, rt_kdtype to, void *out,
+                            rt_kcuda_ctx *c);
+
 /* Device copy used as the bandwidth reference of the benchmarks. */
 rt_kstatus rt_kcuda_copy(const float *src, int64_t n, float *dst, rt_kcuda_ctx *c);
 

@@ -63,9 +63,36 @@ static void test_round_trips(rt_tctx *t)
     RT_TCHECK(t, over == 0);
 }
 
+/* The array conversion agrees with the scalar one element by element, both ways. */
+static void test_convert(rt_tctx *t)
+{
+    rt_trng r = {7};
+    enum { N = 1000 };
+    float x[N], back[N];
+    uint16_t h[N];
+    rt_tfill(&r, x, N, -300.0f, 300.0f);
+    const rt_kdtype half[] = {RT_KDT_FP16, RT_KDT_BF16};
+    for (int k = 0; k < 2; k++) {
+        RT_TCHECK(t, rt_kcpu_convert(x, RT_KDT_FP32, N, half[k], h) == RT_K_OK);
+        RT_TCHECK(t, rt_kcpu_convert(h, half[k], N, RT_KDT_FP32, back) == RT_K_OK);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            uint16_t want = k ? rt_kf32_to_bf16(x[i]) : rt_kf32_to_f16(x[i]);
+            float wback = k ? rt_kbf16_to_f32(want) : rt_kf16_to_f32(want);
+            bad += h[i] != want || back[i] != wback;
+        }
+        RT_TCHECK(t, bad == 0);
+    }
+    RT_TCHECK(t, rt_kcpu_convert(x, RT_KDT_FP32, N, RT_KDT_FP32, back) == RT_K_OK);
+    RT_TCHECK(t, memcmp(x, back, sizeof x) == 0);
+    RT_TCHECK(t, rt_kcpu_convert(NULL, RT_KDT_FP32, 4, RT_KDT_FP16, h) == RT_K_EINVAL);
+    RT_TCHECK(t, rt_kcpu_convert(x, (rt_kdtype)7, 4, RT_KDT_FP16, h) == RT_K_EINVAL);
+}
+
 int main(void)
 {
     rt_tctx t = {0};
+    test_convert(&t);
     test_f16_known_values(&t);
     test_bf16_known_values(&t);
     test_round_trips(&t);

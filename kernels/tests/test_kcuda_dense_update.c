@@ -25,6 +25,26 @@ static void check_axpy(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64_t n)
     free(x), free(y), D(d_x), D(d_y);
 }
 
+/* fp32 -> fp16/bf16 -> fp32 on the GPU equals the CPU conversion bit for bit. */
+static void check_convert(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64_t n)
+{
+    float *x = random_host(r, n, -300, 300), *back = rt_talloc((size_t)n * 4 + 4);
+    float *want = rt_talloc((size_t)n * 4 + 4);
+    uint16_t *h = rt_talloc((size_t)n * 2 + 2);
+    float *d_x = rt_tdev(x, (size_t)n * 4), *d_back = rt_tdev(back, (size_t)n * 4);
+    void *d_h = rt_tdev(h, (size_t)n * 2);
+    const rt_kdtype half[] = {RT_KDT_FP16, RT_KDT_BF16};
+    for (int k = 0; k < 2; k++) {
+        RT_TCHECK(t, rt_kcpu_convert(x, RT_KDT_FP32, n, half[k], h) == RT_K_OK);
+        RT_TCHECK(t, rt_kcpu_convert(h, half[k], n, RT_KDT_FP32, want) == RT_K_OK);
+        RT_TCHECK(t, rt_kcuda_convert(d_x, RT_KDT_FP32, n, half[k], d_h, c) == RT_K_OK);
+        RT_TCHECK(t, rt_kcuda_convert(d_h, half[k], n, RT_KDT_FP32, d_back, c) == RT_K_OK);
+        RT_TCHECK(t, rt_kcuda_ctx_sync(c) == RT_K_OK);
+        RT_TCLOSE_DEV(t, "gpu convert", d_back, want, n, 0, 0);
+    }
+    free(x), free(back), free(want), free(h), D(d_x), D(d_back), D(d_h);
+}
+
 /* STEPS consecutive updates from STEP0 on, with fresh gradients each time. */
 static void check_adam(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64_t n, rt_koptim kind,
                        int64_t step0, int steps)
@@ -126,6 +146,7 @@ int main(void)
     const int64_t sizes[] = {0, 1, 7, 1000, 100003};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         check_axpy(&t, c, &r, sizes[i]);
+        check_convert(&t, c, &r, sizes[i]);
         check_adam(&t, c, &r, sizes[i], RT_KOPT_ADAM, 1, 3);
         check_adam(&t, c, &r, sizes[i], RT_KOPT_ADAM, 5000, 2);
         check_adam(&t, c, &r, sizes[i], RT_KOPT_SGD, 1, 2);
