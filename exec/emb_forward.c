@@ -11,23 +11,6 @@ static int idb(const rt_xexec *x)
     return x->s->workload.id_bytes;
 }
 
-static void put_id(uint8_t *p, uint64_t id, int bytes)
-{
-    uint32_t v = (uint32_t)id;
-    if (bytes == 4)
-        memcpy(p, &v, 4);
-    else
-        memcpy(p, &id, 8);
-}
-
-static uint64_t get_id(const uint8_t *p, int bytes)
-{
-    uint32_t v;
-    uint64_t v8;
-    if (bytes == 4) return memcpy(&v, p, 4), v;
-    return memcpy(&v8, p, 8), v8;
-}
-
 static int64_t *host_scratch(rt_xunit *xu, size_t n, FILE *err)
 {
     if (n > xu->host_scratch_cap) {
@@ -126,7 +109,7 @@ static void write_ids(rt_xexec *x, rt_xunit *xu, int q, uint8_t *p)
         const uint64_t *ids = rt_xemb_send_ids(x, xu, xu->entries[e].i, &n);
         for (int64_t j = 0; j < n; j++)
             if (!rows || rt_xemb_row_owner(xu, xu->entries[e].table, ids[j]) == q)
-                put_id(p, ids[j], ib), p += ib;
+                rt_xemb_put_id(p, ids[j], ib), p += ib;
     }
 }
 
@@ -305,7 +288,7 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
             if (rt_xemb_served(xu, xu->k, e2)) slot++, before += (size_t)xu->n_from[p * E + e2];
         const uint8_t *idp = m[p].ids + before * (size_t)ib;
         for (int64_t j = 0; j < xu->n_from[p * E + e]; j++) {
-            ids[at + j] = local_row(xu, sh, e, get_id(idp + (size_t)j * ib, ib));
+            ids[at + j] = local_row(xu, sh, e, rt_xemb_get_id(idp + (size_t)j * ib, ib));
             if (ids[at + j] < 0) return rt_xemb_fail(err, x, op, "an ID of another shard arrived");
         }
         int64_t b = xu->bsz[p], L = rt_xemb_counts(xu, (int)b), o = xu->boff[p];

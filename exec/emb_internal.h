@@ -11,6 +11,8 @@
 #ifndef RT_XEMB_INTERNAL_H
 #define RT_XEMB_INTERNAL_H
 
+#include <string.h>
+
 #include "dedup.h"
 #include "exec.h"
 
@@ -112,6 +114,24 @@ static inline const uint64_t *rt_xemb_send_ids(const rt_xexec *x, const rt_xunit
     const rt_feature_batch *fb = &x->v.batch.f[xu->u->features[i]];
     *n = (int64_t)fb->n_ids;
     return fb->ids;
+}
+
+/* An ID in a message: workload.id_bytes wide (4 or 8), unaligned. */
+static inline void rt_xemb_put_id(uint8_t *p, uint64_t id, int bytes)
+{
+    uint32_t v = (uint32_t)id;
+    if (bytes == 4)
+        memcpy(p, &v, 4);
+    else
+        memcpy(p, &id, 8);
+}
+
+static inline uint64_t rt_xemb_get_id(const uint8_t *p, int bytes)
+{
+    uint32_t v;
+    uint64_t v8;
+    if (bytes == 4) return memcpy(&v, p, 4), v;
+    return memcpy(&v8, p, 8), v8;
 }
 
 /* Uploads N int64 of host H into B. */

@@ -67,23 +67,6 @@ static int aggregate(rt_xexec *x, rt_xunit *xu, int e, int64_t *uniq, FILE *err)
     return 0;
 }
 
-static void put_id(uint8_t *p, uint64_t id, int bytes)
-{
-    uint32_t v = (uint32_t)id;
-    if (bytes == 4)
-        memcpy(p, &v, 4);
-    else
-        memcpy(p, &id, 8);
-}
-
-static uint64_t get_id(const uint8_t *p, int bytes)
-{
-    uint32_t v;
-    uint64_t v8;
-    if (bytes == 4) return memcpy(&v, p, 4), v;
-    return memcpy(&v8, p, 8), v8;
-}
-
 /* This rank's message: per served entry, rows then gradients. */
 static int build_message(rt_xexec *x, rt_xunit *xu, int op, size_t *mine, FILE *err)
 {
@@ -107,7 +90,7 @@ static int build_message(rt_xexec *x, rt_xunit *xu, int op, size_t *mine, FILE *
         uint8_t *h = malloc(ids ? ids : 1);
         int rc = !h;
         for (int64_t j = 0; !rc && j < u; j++)
-            put_id(h + (size_t)j * ib, (uint64_t)uniq[j], ib);
+            rt_xemb_put_id(h + (size_t)j * ib, (uint64_t)uniq[j], ib);
         rc = rc ||
              (ids &&
               x->dev->ops->copy(x->dev, (uint8_t *)xu->sync_send.p + at, h, ids, RT_XCOPY_H2D)) ||
@@ -159,7 +142,7 @@ static int unpack(rt_xexec *x, rt_xunit *xu, const uint8_t *h, const size_t *dis
                        (ib + sizeof(float) * (size_t)xu->entries[e2].width);
         int64_t u = all[m * n_served + slot];
         for (int64_t j = 0; j < u; j++)
-            ids[at + j] = (int64_t)get_id(h + off + (size_t)j * ib, ib);
+            ids[at + j] = (int64_t)rt_xemb_get_id(h + off + (size_t)j * ib, ib);
         size_t vals = sizeof(float) * (size_t)(u * w);
         if (vals && x->dev->ops->copy(x->dev, (float *)xu->sync_all_grads[e].p + at * w,
                                       (const uint8_t *)xu->sync_recv.p + off + (size_t)u * ib, vals,

@@ -15,25 +15,7 @@ variants=(
   "--set plan.balance=token_realloc --set plan.overlap=semi_async"
   "--set plan.overlap=pipeline --set plan.dedup=comm"
 )
-i=0
-for v in "${variants[@]}"; do
-  i=$((i + 1))
-  # shellcheck disable=SC2086
-  run_exec "$TMP/v$i" --iterations 3 --warmup 0 --check-bytes $v || {
-    cat "$TMP/v$i.log"
-    fail "variant '$v'"
-  }
-  echo "ok: ${v:-flat}"
-done
-one_step() { # one_step NAME [--set ...]
-  local name=$1
-  shift
-  mkdir -p "$TMP/$name"
-  run_exec "$TMP/$name.out" --iterations 1 --warmup 0 --dump "$TMP/$name" "$@" || {
-    cat "$TMP/$name.out.log"
-    fail "$name"
-  }
-}
+check_variants "${variants[@]}"
 one_step flat
 one_step row --set plan.sharding=row_wise
 one_step hsp --set plan.name=hsp --set plan.group_size=2

@@ -33,3 +33,36 @@ run_exec() {
 json() { # json FILE EXPR: evaluates EXPR on the parsed JSON object j
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
 }
+
+# check_variants VARIANT...: each a string of rectwin-exec arguments; runs them with the byte
+# check and asserts the run is byte-exact, checked something, and wrote every rank's ops.
+check_variants() {
+  local i=0 v checked ranks
+  for v in "$@"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    run_exec "$TMP/v$i" --iterations 3 --warmup 0 --check-bytes $v || {
+      cat "$TMP/v$i.log"
+      fail "variant '$v'"
+    }
+    [ "$(json "$TMP/v$i/summary.json" "j['engine']")" = exec ] || fail "engine of '$v'"
+    checked=$(json "$TMP/v$i/summary.json" "j['settings']['bytes_checked_ops']")
+    [ "$checked" -gt 0 ] || fail "no op byte-checked for '$v'"
+    [ "$(json "$TMP/v$i/summary.json" "j['settings']['bytes_mismatched_ops']")" = 0 ] ||
+      fail "bytes differ for '$v'"
+    ranks=$(python3 -c "import csv,sys; print(len({r['rank'] for r in csv.DictReader(open(sys.argv[1]))}))" "$TMP/v$i/ops.csv")
+    [ "$ranks" = 4 ] || fail "ops.csv of '$v' has $ranks ranks"
+    echo "ok: ${v:-defaults} ($checked op-rank byte checks)"
+  done
+}
+
+# one_step NAME [args...]: one training step with --dump into $TMP/NAME.
+one_step() {
+  local name=$1
+  shift
+  mkdir -p "$TMP/$name"
+  run_exec "$TMP/$name.out" --iterations 1 --warmup 0 --dump "$TMP/$name" "$@" || {
+    cat "$TMP/$name.out.log"
+    fail "$name"
+  }
+}

@@ -36,21 +36,5 @@ variants=(
   "--set plan.overlap=pipeline --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse"
   "--set plan.overlap=semi_async --set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2"
 )
-i=0
-for v in "${variants[@]}"; do
-  i=$((i + 1))
-  # shellcheck disable=SC2086
-  run_exec "$TMP/v$i" --iterations 3 --warmup 0 --check-bytes $v || {
-    cat "$TMP/v$i.log"
-    fail "variant '$v'"
-  }
-  [ "$(json "$TMP/v$i/summary.json" "j['engine']")" = exec ] || fail "engine of '$v'"
-  checked=$(json "$TMP/v$i/summary.json" "j['settings']['bytes_checked_ops']")
-  [ "$checked" -gt 0 ] || fail "no op byte-checked for '$v'"
-  [ "$(json "$TMP/v$i/summary.json" "j['settings']['bytes_mismatched_ops']")" = 0 ] ||
-    fail "bytes differ for '$v'"
-  ranks=$(python3 -c "import csv,sys; print(len({r['rank'] for r in csv.DictReader(open(sys.argv[1]))}))" "$TMP/v$i/ops.csv")
-  [ "$ranks" = 4 ] || fail "ops.csv of '$v' has $ranks ranks"
-  echo "ok: $v ($checked op-rank byte checks)"
-done
+check_variants "${variants[@]}"
 echo "plans: ${#variants[@]} passed, 0 failed"

@@ -2,15 +2,6 @@
 # One training step on the same batch gives the same pooled embeddings, the same loss and the
 # same updated embedding rows under every plan (DESIGN.md: plans are semantics-preserving).
 source "$(dirname "$0")/lib.sh"
-one_step() { # one_step NAME [--set ...]
-  local name=$1
-  shift
-  mkdir -p "$TMP/$name"
-  run_exec "$TMP/$name.out" --iterations 1 --warmup 0 --dump "$TMP/$name" "$@" || {
-    cat "$TMP/$name.out.log"
-    fail "$name"
-  }
-}
 one_step flat
 one_step column --set plan.sharding=column_wise --set plan.column_shards=2
 one_step row --set plan.sharding=row_wise
