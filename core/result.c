@@ -33,6 +33,7 @@ void rt_result_free(rt_result *r)
     free(r->algo);
     free(r->settings_json);
     free(r->links_csv);
+    free(r->spread);
     free(r->phase_s);
     free(r);
 }

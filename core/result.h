@@ -14,6 +14,9 @@ typedef struct rt_result {
     char engine[32];
     char *settings_json; /* engine settings as a JSON object text (owned), may be NULL */
     char *links_csv;     /* engine's link report, CSV text (owned), may be NULL: links.csv */
+    /* Measured results only (NULL otherwise): per [op * n_reps + rep], the spread (max - min)
+     * of the op's duration over the timed iterations; ops.csv gets a spread_s column. */
+    double *spread;
 
     /* Derived by rt_result_finish(). */
     double iteration_time_s;

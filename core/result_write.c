@@ -87,7 +87,9 @@ static const char *op_type_name(const rt_op *o)
 static void write_ops_csv(FILE *f, const rt_result *r)
 {
     const rt_graph *g = r->graph;
-    fputs("rank,op,name,phase,stream,type,start_s,end_s,flops,bytes\n", f);
+    fputs(r->spread ? "rank,op,name,phase,stream,type,start_s,end_s,flops,bytes,spread_s\n"
+                    : "rank,op,name,phase,stream,type,start_s,end_s,flops,bytes\n",
+          f);
     for (int rep = 0; rep < g->n_reps; rep++) {
         for (int op = 0; op < g->n_ops; op++) {
             const rt_op *o = &g->ops[op];
@@ -97,8 +99,10 @@ static void write_ops_csv(FILE *f, const rt_result *r)
             csv_field(f, o->name);
             fputc(',', f);
             csv_field(f, g->phases[o->phase]);
-            fprintf(f, ",%s,%s,%.9e,%.9e,%.17g,%.17g\n", rt_stream_names[o->stream],
+            fprintf(f, ",%s,%s,%.9e,%.9e,%.17g,%.17g", rt_stream_names[o->stream],
                     op_type_name(o), r->start[k], r->end[k], c->flops, c->bytes);
+            if (r->spread) fprintf(f, ",%.9e", r->spread[k]);
+            fputc('\n', f);
         }
     }
 }

@@ -147,7 +147,6 @@ static int unique_send(rt_xexec *x, rt_xunit *xu, int k, int op, FILE *err)
         if (rc) return -1;
         nk += (double)xu->s1[i].n, uk += (double)xu->s1[i].n_uniq;
     }
-    (void)op;
     rt_xexec_count(x, op, rt_dedup_unique_bytes(nk, uk, x->s->workload.id_bytes), 0);
     return 0;
 }

@@ -40,7 +40,8 @@ static double outside_ops(const rt_xtimes *t, int it, double *tmp)
     return fmax(0.0, t->wall[it] - covered);
 }
 
-/* This rank's per-op median start and end ([op][2]) over the measured iterations. */
+/* This rank's per-op median start and end and the spread (max - min) of its duration
+ * ([op][3]) over the measured iterations. */
 static int local_medians(const rt_xtimes *t, int warmup, double *se, rt_xsummary *sum)
 {
     int m = t->n_iter - warmup, n = t->n_ops;
@@ -56,8 +57,12 @@ static int local_medians(const rt_xtimes *t, int warmup, double *se, rt_xsummary
             size_t at = (size_t)(warmup + i) * n + op;
             st[i] = t->start[at], du[i] = t->end[at] - t->start[at];
         }
-        se[2 * op] = median(st, m);
-        se[2 * op + 1] = se[2 * op] + median(du, m);
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < m; i++)
+            lo = fmin(lo, du[i]), hi = fmax(hi, du[i]);
+        se[3 * op] = median(st, m);
+        se[3 * op + 1] = se[3 * op] + median(du, m);
+        se[3 * op + 2] = hi - lo;
     }
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < m; i++) {
@@ -135,13 +140,13 @@ static int mean_loss(const rt_xtimes *t, int it, double *out)
 static int gather(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, double *all)
 {
     int n = x->g->n_ops;
-    double *se = malloc(sizeof(double) * 2 * (size_t)(n ? n : 1));
+    double *se = malloc(sizeof(double) * 3 * (size_t)(n ? n : 1));
     if (!se) return -1;
     if (local_medians(t, warmup, se, sum)) {
         free(se);
         return -1;
     }
-    int rc = MPI_Gather(se, 2 * n, MPI_DOUBLE, all, 2 * n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int rc = MPI_Gather(se, 3 * n, MPI_DOUBLE, all, 3 * n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     free(se);
     if (rc != MPI_SUCCESS) return -1;
     double stats[3] = {(double)x->dev->bytes_peak, sum->overhead_s, sum->wall_median_s};
@@ -163,7 +168,7 @@ int rt_xreport(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, rt
     int n = g->n_ops, W = x->world;
     *out = NULL;
     memset(sum, 0, sizeof *sum);
-    double *all = x->rank == 0 ? malloc(sizeof(double) * 2 * (size_t)n * (size_t)W + 1) : NULL;
+    double *all = x->rank == 0 ? malloc(sizeof(double) * 3 * (size_t)n * (size_t)W + 1) : NULL;
     if (x->rank == 0 && !all) {
         fprintf(err, "exec: out of host memory gathering timings\n");
         return -1;
@@ -180,10 +185,17 @@ int rt_xreport(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, rt
         fprintf(err, "exec: out of host memory for the result\n");
         return -1;
     }
+    r->spread = calloc((size_t)n * (size_t)W + 1, sizeof(double));
+    if (!r->spread) {
+        free(all), rt_result_free(r);
+        fprintf(err, "exec: out of host memory for the result\n");
+        return -1;
+    }
     for (int rank = 0; rank < W; rank++)
         for (int op = 0; op < n; op++) {
-            r->start[(long)op * g->n_reps + rank] = all[((size_t)rank * n + op) * 2];
-            r->end[(long)op * g->n_reps + rank] = all[((size_t)rank * n + op) * 2 + 1];
+            long k = (long)op * g->n_reps + rank;
+            const double *v = &all[((size_t)rank * n + op) * 3];
+            r->start[k] = v[0], r->end[k] = v[1], r->spread[k] = v[2];
         }
     free(all);
     rt_result_finish(r, x->s);
