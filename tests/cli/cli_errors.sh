@@ -16,6 +16,15 @@ grep -q "^--set:1:.*key 'topology.nodes'" "$out/err" || { cat "$out/err"; exit 1
 printf 'name: x\nmodel: {file: %s/models/dlrm-criteo.yaml}\ntopology: {file: %s/topologies/dgx-h100.yaml, nodes: 1}\nplan: {name: flat, sharding: row_wise}\nworkload: {batch_per_rank: 8}\n' "$src" "$src" >"$out/bad.yaml"
 if "$rectwin" plan "$out/bad.yaml" 2>"$out/err"; then echo "accepted more shards than rows"; exit 1; fi
 grep -q "bad.yaml:4:.*more shards than rows" "$out/err" || { cat "$out/err"; exit 1; }
+# The exec keys: the model's training section and the workload's warm-up are checked too.
+if "$rectwin" plan "$src/experiments/exec-cpu.yaml" --set model.training.dense_optimizer=rmsprop 2>"$out/err"; then
+  echo "accepted dense_optimizer rmsprop"; exit 1
+fi
+grep -q "^--set:1:.*dense_optimizer.*allowed: sgd, adam" "$out/err" || { cat "$out/err"; exit 1; }
+if "$rectwin" plan "$src/experiments/exec-cpu.yaml" --set workload.warmup=-1 2>"$out/err"; then
+  echo "accepted a negative warm-up"; exit 1
+fi
+grep -q "^--set:1:.*workload.warmup" "$out/err" || { cat "$out/err"; exit 1; }
 if "$rectwin" frobnicate 2>/dev/null; then exit 1; fi
 if "$rectwin" sim 2>/dev/null; then exit 1; fi
 echo "cli errors ok"
