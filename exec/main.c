@@ -21,6 +21,7 @@ typedef struct args {
     const char *scenario, *out, *device, *comm, *data, *fault, *dump, *checkpoint, *resume;
     const char *sets[MAX_SETS];
     int n_sets, warmup, iterations, check_bytes, quiet;
+    char fault_kind[8], fault_op[128];
     double op_timeout;
 } args;
 
@@ -141,9 +142,11 @@ static int parse_args(int argc, char **argv, args *a)
 }
 
 /* "die@1:embedding_alltoall" -> kind, rank, op name. */
-static int parse_fault(const char *spec, rt_xrun_cfg *c)
+/* KIND and OP (in A, which outlives the run) receive the parts of A->fault. */
+static int parse_fault(args *a, rt_xrun_cfg *c)
 {
-    static char kind[8], op[128];
+    const char *spec = a->fault;
+    char *kind = a->fault_kind, *op = a->fault_op;
     int rank;
     if (sscanf(spec, "%7[a-z]@%d:%127s", kind, &rank, op) != 3 ||
         (strcmp(kind, "die") && strcmp(kind, "hang") && strcmp(kind, "fail"))) {
@@ -300,7 +303,7 @@ int main(int argc, char **argv)
     int pa = parse_args(argc, argv, &a);
     if (pa) return pa > 0 ? 0 : 2;
     rt_xrun_cfg cfg = {.op_timeout_s = a.op_timeout};
-    if (a.fault && parse_fault(a.fault, &cfg)) return 2;
+    if (a.fault && parse_fault(&a, &cfg)) return 2;
     int provided;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "rectwin-exec: MPI_Init failed: is this an MPI launch (mpirun)?\n");
