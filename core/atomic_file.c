@@ -86,6 +86,10 @@ static int mkdir_one(const char *dir)
 
 int rt_mkdir_p(const char *dir)
 {
+    if (!dir || !*dir) { /* the loop below starts past the first character */
+        errno = ENOENT;
+        return -1;
+    }
     char *p = strdup(dir);
     if (!p) return -1;
     int rc = 0;

@@ -1,11 +1,14 @@
 #include "cfg.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libfyaml.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct set_node {
     struct fy_node *node;
@@ -21,6 +24,65 @@ struct rt_cfg {
     int n_sets, cap_sets;
 };
 
+/* libfyaml 0.7.12 (Debian's) spins forever on a directive line with bytes it does not expect
+ * ("%\xff"): reject a '%' line that is not printable ASCII before the parser sees it. */
+int rt_cfg_guard(const char *text, size_t n, const char *where, int col0, FILE *err)
+{
+    int line = 1;
+    for (size_t i = 0; i < n; line++) {
+        size_t j = i;
+        while (j < n && text[j] != '\n')
+            j++;
+        if (text[i] == '%')
+            for (size_t k = i; k < j; k++) {
+                unsigned char ch = (unsigned char)text[k];
+                if ((ch >= 0x20 && ch < 0x7f) || ch == '\t' || ch == '\r') continue;
+                if (col0) /* a one-line --set value: columns count from the assignment */
+                    fprintf(err, "%s:%zu: ", where, (size_t)col0 + k);
+                else
+                    fprintf(err, "%s:%d:%zu: ", where, line, k - i + 1);
+                fprintf(err,
+                        "a malformed YAML directive (byte 0x%02x); allowed: %%YAML or %%TAG "
+                        "lines of printable ASCII\n",
+                        ch);
+                return -1;
+            }
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* The whole file in a malloc'd buffer (for the parser to own); a FIFO, a directory or a device
+ * is refused instead of read, which could block forever. */
+static char *read_config(const char *path, size_t *len, FILE *err)
+{
+    enum { MAX_BYTES = 64 << 20 };
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(err, "%s: cannot open: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > MAX_BYTES) {
+        fprintf(err, "%s: %s; allowed: a regular file of at most %d MiB\n", path,
+                S_ISREG(st.st_mode) ? "too large" : "not a regular file", MAX_BYTES >> 20);
+        close(fd);
+        return NULL;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    ssize_t got = buf ? read(fd, buf, (size_t)st.st_size) : -1;
+    close(fd);
+    if (got != (ssize_t)st.st_size) {
+        fprintf(err, "%s: cannot read: %s\n", path, got < 0 ? strerror(errno) : "short read");
+        free(buf);
+        return NULL;
+    }
+    buf[got] = '\0';
+    *len = (size_t)got;
+    return buf;
+}
+
 rt_cfg *rt_cfg_load(const char *path, FILE *err)
 {
     rt_cfg *c = calloc(1, sizeof *c);
@@ -33,13 +95,15 @@ rt_cfg *rt_cfg_load(const char *path, FILE *err)
     dcfg.colorize = false;
     c->diag = fy_diag_create(&dcfg);
     struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET, .diag = c->diag};
-    FILE *probe = fopen(path, "r");
-    if (!probe) {
-        fprintf(err, "%s: cannot open: %s\n", path, strerror(errno));
+    size_t len = 0;
+    char *text = read_config(path, &len, err);
+    if (!text || rt_cfg_guard(text, len, path, 0, err)) {
+        free(text);
         rt_cfg_free(c);
         return NULL;
     }
-    fclose(probe);
+    free(text);
+    /* Parsed from the path, so libfyaml's own messages name the file. */
     c->doc = fy_document_build_from_file(&pcfg, path);
     if (!c->doc) {
         fprintf(err, "%s: not valid YAML (see the message above)\n", path);
@@ -572,6 +636,9 @@ int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
             }
             map = value;
         } else {
+            char where[32];
+            snprintf(where, sizeof where, "--set:%d", index);
+            if (rt_cfg_guard(eq + 1, strlen(eq + 1), where, (int)plen + 2, c->err)) goto out;
             value = fy_node_build_from_string(c->doc, eq + 1, FY_NT);
             if (!value || eq[1] == '\0') {
                 fprintf(c->err, "--set:%d:%d: '%s': the value is not valid YAML\n", index,

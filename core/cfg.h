@@ -31,6 +31,11 @@ FILE *rt_cfg_err(rt_cfg *cfg);
  * INDEX numbers the override for error locations. The value is parsed as a YAML flow scalar
  * or flow collection. */
 int rt_cfg_set(rt_cfg *cfg, const char *assignment, int index);
+/* Rejects YAML text (N bytes) that the shipped libfyaml cannot parse without hanging: a
+ * directive line ('%') with bytes other than printable ASCII. WHERE names the input in the
+ * message printed on ERR: WHERE:LINE:COL, or for a one-line --set value whose first byte is
+ * column COL0 of the assignment, WHERE:COL. Returns 0 or -1. */
+int rt_cfg_guard(const char *text, size_t n, const char *where, int col0, FILE *err);
 
 /* Prints "loc: key 'PATH.KEY': message" where loc is the node's location. */
 void rt_cfg_error(rt_cfg *cfg, struct fy_node *at, const char *fmt, ...)

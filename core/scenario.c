@@ -256,6 +256,32 @@ static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
     return 0;
 }
 
+/* The name becomes a directory under results/: a plain file name, never a path. */
+static int check_name(rt_cfg *c, struct fy_node *root, const char *name)
+{
+    int ok = *name && strcmp(name, ".") && strcmp(name, "..");
+    for (const char *p = name; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+             *p == '-' || *p == '_' || *p == '.';
+    if (ok) return 0;
+    rt_cfg_error(c, fy_node_mapping_lookup_by_string(root, "name", FY_NT),
+                 "'%s' is not a plain file name; allowed: letters, digits, '-', '_' and '.'", name);
+    return -1;
+}
+
+/* Ranks are ints everywhere: nodes x devices must fit, with room for per-rank arrays. */
+enum { RT_MAX_RANKS = 1 << 24 };
+
+static int check_ranks(rt_cfg *c, struct fy_node *topo, const rt_scenario *s)
+{
+    int64_t ranks = (int64_t)s->topology.nodes * s->topology.node.devices;
+    if (ranks <= RT_MAX_RANKS) return 0;
+    rt_cfg_error(c, fy_node_mapping_lookup_by_string(topo, "nodes", FY_NT),
+                 "%d nodes x %d devices = %lld ranks; allowed: at most %d ranks", s->topology.nodes,
+                 s->topology.node.devices, (long long)ranks, RT_MAX_RANKS);
+    return -1;
+}
+
 rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_sets, FILE *err)
 {
     rt_scenario *s = calloc(1, sizeof *s);
@@ -284,6 +310,7 @@ rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_s
     if (load_section(s, c, topo, "topology", topo_own, parse_topo_cb, &s->topology, 2, err))
         goto fail;
     s->topology.nodes = (int)nodes;
+    if (check_name(c, root, s->name) || check_ranks(c, topo, s)) goto fail;
     if (parse_plan_common(c, plan, &s->plan, &s->model)) goto fail;
     if (parse_workload(c, wl, &s->workload, rt_scenario_ranks(s))) goto fail;
     if (validate(s, c, root)) goto fail;

@@ -121,18 +121,31 @@ int rt_units_parse(const char *text, rt_unit_kind kind, double *out, const char 
     return -1;
 }
 
+/* Beyond 2^60 bytes (an exbibyte) no collective or buffer is meaningful, and doubles stop
+ * counting bytes exactly long before 1e21. */
+static int check_size(double v, const char **msg)
+{
+    if (v >= 0 && v <= 0x1p60) return 0;
+    if (msg) *msg = "out of range; allowed: 0 to 1 EiB (2^60 bytes)";
+    return -1;
+}
+
 int rt_units_parse_size(const char *text, double *out, const char **msg)
 {
     if (!text || !*text) {
         if (msg) *msg = "empty size";
         return -1;
     }
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (*end == '\0' && errno == 0 && text[0] != '-') {
-        *out = (double)v;
-        return 0;
+    /* strtoull skips blanks and wraps negative numbers around: only digits are a count. */
+    if (text[0] >= '0' && text[0] <= '9') {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(text, &end, 10);
+        if (*end == '\0' && errno == 0) {
+            *out = (double)v;
+            return check_size(*out, msg);
+        }
     }
-    return rt_units_parse(text, RT_UNIT_BYTES, out, msg);
+    if (rt_units_parse(text, RT_UNIT_BYTES, out, msg) < 0) return -1;
+    return check_size(*out, msg);
 }

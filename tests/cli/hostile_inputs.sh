@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Regression tests of the hostile inputs of issue 12: each gets a clear message and a non-zero
+# exit within seconds, never a crash, a hang or a silently wrong number. Under the sanitizer
+# build the same script runs rectwin under ASan and UBSan.
+set -euo pipefail
+rectwin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# refused NAME PATTERN CMD...: exit 1 or 2 (not a timeout, not a signal) and PATTERN in stderr.
+refused() {
+  local name=$1 pattern=$2 rc=0
+  shift 2
+  timeout 20 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  { [ "$rc" -eq 1 ] || [ "$rc" -eq 2 ]; } || { cat "$tmp/$name.err"; fail "$name: exit $rc"; }
+  grep -q -- "$pattern" "$tmp/$name.err" || { cat "$tmp/$name.err"; fail "$name: no '$pattern'"; }
+  echo "ok: $name"
+}
+scn=$src/experiments/dlrm-criteo.yaml
+printf '%%\xff\n' >"$tmp/bad.yaml"
+refused directive_scenario "bad.yaml:1:2: a malformed YAML directive" "$rectwin" plan "$tmp/bad.yaml"
+refused directive_set "^--set:1:7: a malformed YAML directive" \
+  "$rectwin" plan "$scn" --set "$(printf 'name=%%\xff')"
+refused directive_topology "bad.yaml:1:2: a malformed YAML directive" \
+  "$rectwin" collective --topology "$tmp/bad.yaml" --nodes 1 --op allreduce --bytes 1MiB
+refused directive_platform "bad.yaml:1:2: a malformed YAML directive" \
+  "$rectwin" platform "$tmp/bad.yaml" --nodes 1 -o "$tmp/p.xml"
+printf 'name: x\nmodel: {file: %s}\ntopology: {file: %s/topologies/dgx-h100.yaml, nodes: 1}\nplan: {name: flat}\nworkload: {batch_per_rank: 8}\n' \
+  "$tmp/bad.yaml" "$src" >"$tmp/with-bad-model.yaml"
+refused directive_model "bad.yaml:1:2: a malformed YAML directive" "$rectwin" plan "$tmp/with-bad-model.yaml"
+mkfifo "$tmp/fifo.yaml"
+refused fifo "fifo.yaml: not a regular file" "$rectwin" plan "$tmp/fifo.yaml"
+refused empty_out "cannot create directory ''" "$rectwin" sim "$scn" --engine analytic --quiet --out ''
+refused rank_overflow "4096 devices = 2147483648 ranks; allowed: at most 16777216" \
+  "$rectwin" plan "$scn" --set topology.nodes=524288 --set topology.node.devices=4096
+refused huge_bytes "out of range; allowed: 0 to 1 EiB" \
+  "$rectwin" collective --topology "$src/topologies/dgx-h100.yaml" --nodes 2 --op allreduce --bytes 1e21B
+refused negative_bytes "--bytes ' -5'" \
+  "$rectwin" collective --topology "$src/topologies/dgx-h100.yaml" --nodes 2 --op allreduce --bytes ' -5'
+refused path_name "'../../../x' is not a plain file name" \
+  "$rectwin" sim "$scn" --engine analytic --quiet --set name=../../../x
+[ ! -e "$src/../../x" ] || fail "a run wrote outside results/"
+echo "hostile inputs: 11 passed, 0 failed"
