@@ -94,7 +94,8 @@ rt_cfg *rt_cfg_load(const char *path, FILE *err)
     dcfg.fp = err;
     dcfg.colorize = false;
     c->diag = fy_diag_create(&dcfg);
-    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET, .diag = c->diag};
+    /* Resolving aliases at load makes an undefined one an error, not a literal "*name". */
+    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_RESOLVE_DOCUMENT, .diag = c->diag};
     size_t len = 0;
     char *text = read_config(path, &len, err);
     if (!text || rt_cfg_guard(text, len, path, 0, err)) {

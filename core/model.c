@@ -73,6 +73,15 @@ int rt_len_spec_parse(rt_cfg *c, struct fy_node *map, rt_len_spec *l)
             return -1;
         }
         l->n_bins = nv;
+        double total = 0;
+        for (int i = 0; i < nw; i++)
+            total += l->weights[i];
+        if (!(total > 0)) { /* no bin could ever be drawn */
+            rt_cfg_error(c, fy_node_mapping_lookup_by_string(map, "weights", FY_NT),
+                         "the weights sum to %g; allowed: non-negative weights with a positive sum",
+                         total);
+            return -1;
+        }
     } else if (l->kind == RT_LEN_FIXED && l->mean != (double)(long)l->mean) {
         rt_cfg_error(c, map, "a fixed length must be an integer, got %g", l->mean);
         return -1;

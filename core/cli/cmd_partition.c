@@ -1,6 +1,7 @@
 /* rectwin partition: the Tower Partitioner (DMT) as a command. Input: an affinity matrix (CSV)
  * or a scenario, whose tables' statistics give the affinity (plans/partitioner.h says which).
  * Output: the tower of every feature, as the CSV that sptt's towers.assignment reads. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,8 @@ static int parse_number(const char *opt, const char *v, double lo, double hi, do
 {
     char *end;
     double x = v ? strtod(v, &end) : 0;
-    if (!v || *end || x < lo || x > hi) {
+    /* NaN compares false with both bounds: it must be refused by name. */
+    if (!v || !*v || *end || isnan(x) || x < lo || x > hi) {
         fprintf(stderr, "rectwin partition: %s needs a number in [%g, %g], got '%s'\n", opt, lo, hi,
                 v ? v : "");
         return -1;

@@ -44,4 +44,12 @@ refused negative_bytes "--bytes ' -5'" \
 refused path_name "'../../../x' is not a plain file name" \
   "$rectwin" sim "$scn" --engine analytic --quiet --set name=../../../x
 [ ! -e "$src/../../x" ] || fail "a run wrote outside results/"
-echo "hostile inputs: 11 passed, 0 failed"
+sed "s#^name: dlrm-criteo#name: *nope#; s#\.\./models#$src/models#; s#\.\./topologies#$src/topologies#" \
+  "$scn" >"$tmp/alias.yaml"
+refused undefined_alias "alias.yaml:2:8: error: invalid alias" "$rectwin" plan "$tmp/alias.yaml"
+refused zero_weights "the weights sum to 0; allowed: non-negative weights with a positive sum" \
+  "$rectwin" plan "$scn" --set 'workload.pooling={kind: empirical, values: [1, 2], weights: [0, 0]}'
+refused nan_option "--max-min-factor needs a number in \[1, 1e+06\], got 'nan'" \
+  "$rectwin" partition "$scn" --towers 8 --max-min-factor nan
+refused bad_set_value "the value is not valid YAML" "$rectwin" plan "$scn" --set 'plan.name=[flat,'
+echo "hostile inputs: 15 passed, 0 failed"
