@@ -1,6 +1,7 @@
-/* summary.json, ops.csv and trace.json of a result. The three files are written to temporary
- * files first and renamed into place only when all three are complete, so a failure leaves
- * neither a half-written file nor a mix of old and new results. */
+/* summary.json, ops.csv and trace.json of a result. The files are written to temporary files
+ * first and renamed into place only when all are complete; manifest.json (core/manifest.h),
+ * removed before the renames and written after them, marks a complete set, so readers can tell
+ * a set an interrupted run left mixed. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "atomic_file.h"
 #include "json.h"
+#include "manifest.h"
 #include "result.h"
 
 enum { RT_N_OUTPUTS = 4 }; /* summary, ops, trace, and links.csv when the engine made one */
@@ -99,8 +101,8 @@ static void write_ops_csv(FILE *f, const rt_result *r)
             csv_field(f, o->name);
             fputc(',', f);
             csv_field(f, g->phases[o->phase]);
-            fprintf(f, ",%s,%s,%.9e,%.9e,%.17g,%.17g", rt_stream_names[o->stream],
-                    op_type_name(o), r->start[k], r->end[k], c->flops, c->bytes);
+            fprintf(f, ",%s,%s,%.9e,%.9e,%.17g,%.17g", rt_stream_names[o->stream], op_type_name(o),
+                    r->start[k], r->end[k], c->flops, c->bytes);
             if (r->spread) fprintf(f, ",%.9e", r->spread[k]);
             fputc('\n', f);
         }
@@ -226,11 +228,18 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
             return -1;
         }
     }
+    /* The set is published as a whole: the old manifest goes before any file changes, the new
+     * one comes after every file is in place, so readers never take a mixed set. */
+    if (rt_manifest_retract(dir, err) < 0) {
+        for (int k = 0; k < n_out; k++)
+            rt_atomic_abort(&files[k]);
+        return -1;
+    }
     for (int i = 0; i < n_out; i++) {
         if (rt_atomic_rename(&files[i]) < 0) {
             fprintf(err, "cannot rename into '%s/%s': %s\n", dir, names[i], strerror(errno));
             rc = -1;
         }
     }
-    return rc;
+    return rc ? rc : rt_manifest_write(dir, names, n_out, err);
 }

@@ -18,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "json.h"
+#include "manifest.h"
 #include "result.h"
 
 static struct fy_node *get(struct fy_node *map, const char *key)
@@ -211,7 +212,17 @@ static void writes_three_files(void **state)
     char out[512], p[600];
     snprintf(out, sizeof out, "%s/a/b", dir);
     assert_int_equal(rt_result_write(r, &s, out, stderr), 0);
-    assert_int_equal(count_entries(out), 3);
+    assert_int_equal(count_entries(out), 4); /* the three results and their manifest */
+    assert_int_equal(rt_manifest_check(out, stderr), 0);
+    /* A file replaced behind the manifest's back (another run's) is detected. */
+    snprintf(p, sizeof p, "%s/ops.csv", out);
+    FILE *f = fopen(p, "a");
+    assert_non_null(f);
+    fputs("0,9,x,emb.fwd.lookup,compute,lookup,0,0,0,0\n", f);
+    fclose(f);
+    assert_int_equal(rt_manifest_check(out, stderr), -1);
+    assert_int_equal(rt_result_write(r, &s, out, stderr), 0);
+    assert_int_equal(rt_manifest_check(out, stderr), 0);
     snprintf(p, sizeof p, "%s/trace.json", out);
     check_trace(p, g);
     snprintf(p, sizeof p, "%s/summary.json", out);

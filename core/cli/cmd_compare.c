@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "json.h"
+#include "manifest.h"
 
 enum { N_METRICS = 7, DEFAULT_TOP = 10, MAX_TOP = 1000000 };
 
@@ -879,7 +880,9 @@ static int load_dir(const char *dir, summary *s, op_table *t, FILE *err)
     if (!json || !ops)
         fprintf(err, "rectwin compare: out of memory\n");
     else
-        rc = summary_load(s, json, err) || ops_load(t, ops, err) ? -1 : 0;
+        rc = rt_manifest_check(dir, err) < 0 || summary_load(s, json, err) || ops_load(t, ops, err)
+                 ? -1
+                 : 0;
     free(json);
     free(ops);
     return rc;

@@ -104,6 +104,20 @@ grep -q '^unmatched ops: 0 predicted only, 1 measured only$' "$out/edit.txt" ||
 grep -qE '^ +measured +0 +only_measured ' "$out/edit.txt" || fail "the unmatched op is not listed"
 if tail -n +4 "$out/edit.txt" | grep -qiE 'inf|nan'; then fail "inf or nan printed"; fi
 
+# A set an interrupted run left mixed (a file that is not the one its manifest names) is
+# refused; a directory without a manifest is read with a note.
+mkdir "$out/mixed"
+cp "$out/slow/summary.json" "$out/slow/manifest.json" "$out/mixed/"
+cp "$out/fast/ops.csv" "$out/mixed/"
+set +e
+"$rectwin" compare "$out/fast" "$out/mixed" >/dev/null 2>"$out/err"
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "a mixed set exited $rc, not 1"
+grep -q "mixed/ops.csv: not the file its manifest.json names" "$out/err" || fail "$(cat "$out/err")"
+"$rectwin" compare "$out/fast" "$out/edit" >/dev/null 2>"$out/err"
+grep -q "has no manifest.json" "$out/err" || fail "no note for a directory without a manifest"
+
 # Malformed input: exit 1 with FILE:LINE:COL; bad usage: exit 2.
 mkdir "$out/bad"
 cp "$out/slow/summary.json" "$out/bad/"
