@@ -11,13 +11,21 @@ const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scat
                                           "allgather", "sendrecv",  NULL};
 const char *const rt_coll_algo_names[] = {"auto",         "direct", "ring", "tree",
                                           "hierarchical", "nvls",   NULL};
+/* One row per group of roles (clang-format would put one name per line). */
+/* clang-format off */
 const char *const rt_role_names[] = {
     "none",      "key_hash",        "unique_send",   "route",     "ids_a2a",
     "cat_a2a",   "unique_owner",    "lookup",        "out_a2a",   "recover",
     "grad_a2a",  "grad_sync",       "sparse_update", "dense_fwd", "loss",
-    "dense_bwd", "dense_allreduce", "dense_update",  "peer_permute", "intra_a2a",
-    "intra_rs",  "shuffle",         "peer_a2a",      "peer_grad_a2a", "shuffle_bwd",
-    "intra_grad_a2a", "intra_ag",   "permute_bwd",   "input_h2d",  NULL};
+    "dense_bwd", "dense_allreduce", "dense_update",
+    "peer_permute", "intra_a2a", "intra_rs", "shuffle", "peer_a2a", "peer_grad_a2a",
+    "shuffle_bwd", "intra_grad_a2a", "intra_ag", "permute_bwd",
+    "input_h2d",
+    "tm_fwd", "tm_bwd", "tm_allreduce", "tm_update",
+    NULL};
+/* clang-format on */
+_Static_assert(sizeof rt_role_names / sizeof *rt_role_names == RT_ROLE_COUNT + 1,
+               "rt_role_names must name every rt_role");
 
 /* Per-peer arrays are many and small and live as long as the graph: one arena. */
 typedef struct rt_graph_chunk {

@@ -88,6 +88,11 @@ typedef enum {
     RT_ROLE_INTRA_AG,
     RT_ROLE_PERMUTE_BWD,
     RT_ROLE_INPUT_H2D, /* overlap: the next batch's IDs, lengths and dense features to the device */
+    /* SPTT tower modules (plans/tower_module.h): after the shuffle, before the peer AlltoAll. */
+    RT_ROLE_TM_FWD,
+    RT_ROLE_TM_BWD,
+    RT_ROLE_TM_ALLREDUCE, /* the module's parameter gradients summed inside the tower */
+    RT_ROLE_TM_UPDATE,
     RT_ROLE_COUNT
 } rt_role;
 
@@ -117,6 +122,11 @@ typedef struct rt_graph_unit {
      * tower_of[table] x tower_size + ID / block[table]. */
     int tower_size;
     int *tower_of;
+    /* SPTT tower module (plans/tower_module.h rt_tm_spec): tm_kind is an rt_tm_kind (0: none),
+     * kept as an int because core does not see the plans. */
+    int tm_kind;
+    double tm_compression;
+    int tm_cross_layers, tm_cross_rank;
 } rt_graph_unit;
 
 typedef struct rt_op {

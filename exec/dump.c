@@ -38,8 +38,9 @@ int rt_xdump_iteration(const rt_xexec *x, const char *dir, FILE *err)
     FILE *f = open_file(dir, "emb", x->rank, err);
     if (!f) return -1;
     int b = x->v.batch.batch, rc = 0;
-    for (int t = 0; t < x->s->model.n_tables && !rc; t++) {
-        const rt_table *tb = &x->s->model.tables[t];
+    /* The dense net's inputs: with a tower module, the towers' outputs. */
+    for (int t = 0; t < x->net_model->n_tables && !rc; t++) {
+        const rt_table *tb = &x->net_model->tables[t];
         /* Pooled: one row per sample; sequence: one per token, numbered within the rank. */
         int64_t rows = tb->sequence ? (int64_t)x->v.batch.f[t].n_ids : b;
         int64_t base = (int64_t)x->rank * (tb->sequence ? 1000000000 : b);

@@ -554,7 +554,9 @@ int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
             return -1;
         xu->recv32 = xu->msg32.p;
     }
-    if (xu->u->dedup_send) {
+    if (x->tm && xu->u->tower_size) {
+        if (rt_xtm_assemble(x, xu, xu->recv32, op, err)) return -1;
+    } else if (xu->u->dedup_send) {
         for (int i = 0; i < xu->u->n_features; i++)
             if (recover_dedup(x, xu, i, op, err)) return -1;
     } else {

@@ -279,6 +279,11 @@ int rt_xemb_run(rt_xexec *x, int op, FILE *err)
     case RT_ROLE_INTRA_AG:
     case RT_ROLE_PERMUTE_BWD:
         return rt_xsptt_run(x, xu, op, err);
+    case RT_ROLE_TM_FWD:
+    case RT_ROLE_TM_BWD:
+    case RT_ROLE_TM_ALLREDUCE:
+    case RT_ROLE_TM_UPDATE:
+        return rt_xtm_run(x, xu, op, err);
     default:
         return rt_xemb_fail(err, x, op, "this role is not an embedding exchange op");
     }

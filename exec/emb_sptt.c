@@ -72,6 +72,12 @@ void rt_xsptt_free(rt_xexec *x, rt_xunit *xu)
     for (size_t k = 0; k < sizeof b / sizeof *b; k++)
         rt_xbuf_free(x->dev, b[k]);
     free(xu->perm_at), free(xu->intra_at), free(xu->shuf_at), free(xu->isc);
+    rt_xtm_free_unit(x, xu);
+}
+
+static size_t total(const size_t *c, int n)
+{
+    return rt_xemb_total(c, n);
 }
 
 /* Every layout's offsets and the AlltoAll counts, from the batch size and who serves what. */
@@ -113,11 +119,9 @@ static void layouts(const rt_xexec *x, rt_xunit *xu, const geo *g)
                     xu->recv_at[(u * g->D + mi) * g->E + e] = at, at += block(xu, g, e);
         xu->prc[u] = at * cb - xu->prd[u];
     }
-}
-
-static size_t total(const size_t *c, int n)
-{
-    return rt_xemb_total(c, n);
+    xu->shuf_bytes = total(xu->psc, g->T);
+    /* A tower module sends its outputs instead of the shuffled features. */
+    if (x->tm) rt_xtm_layout(x, xu);
 }
 
 /* Copies every block from layout FROM of SRC to layout TO of DST; which blocks exist is SERVES
@@ -201,13 +205,13 @@ static int forward(rt_xexec *x, rt_xunit *xu, const geo *g, rt_role role, int op
         return 0;
     }
     case RT_ROLE_SHUFFLE:
-        if (reserve(x, &xu->shuf, total(xu->psc, g->T), err) || shuffle(x, xu, g, 0)) return -1;
+        if (reserve(x, &xu->shuf, xu->shuf_bytes, err) || shuffle(x, xu, g, 0)) return -1;
         rt_xexec_count(x, op, 2.0 * (double)total(xu->irc, g->owners), 0);
         return 0;
     case RT_ROLE_PEER_A2A:
         if (reserve(x, &xu->emb_recv, total(xu->prc, g->T), err) ||
-            a2a(x, xu->peer_grp, xu->shuf.p, xu->psc, xu->psd, xu->emb_recv.p, xu->prc, xu->prd, op,
-                err))
+            a2a(x, xu->peer_grp, x->tm ? xu->tm_send.p : xu->shuf.p, xu->psc, xu->psd,
+                xu->emb_recv.p, xu->prc, xu->prd, op, err))
             return -1;
         rt_xexec_count_peers(x, op, xu->psc, xu->prc, g->T);
         return 0;
@@ -244,13 +248,19 @@ static int backward(rt_xexec *x, rt_xunit *xu, const geo *g, rt_role role, int o
     case RT_ROLE_PEER_GRAD_A2A: {
         size_t elems = total(xu->prc, g->T) / rt_xemb_cb(x);
         int staged = rt_xemb_ck(x) != RT_KDT_FP32; /* packed in fp32, sent converted */
+        /* With a tower module the gradients of its outputs arrive, for its backward. */
+        rt_xbuf *into = x->tm ? &xu->tm_gy : &xu->g_shuf;
+        float *base;
         if (reserve(x, &xu->grad_send, total(xu->prc, g->T), err) ||
-            reserve(x, &xu->g_shuf, total(xu->psc, g->T), err) ||
-            (staged && reserve(x, &xu->msg32, elems * sizeof(float), err)) ||
-            pack_grads(x, xu, g, staged ? xu->msg32.p : xu->grad_send.p, op, err) ||
+            reserve(x, into, total(xu->psc, g->T), err) ||
+            (staged && reserve(x, &xu->msg32, elems * sizeof(float), err)))
+            return -1;
+        base = staged ? xu->msg32.p : xu->grad_send.p;
+        if ((x->tm ? rt_xtm_pack_grads(x, xu, base, op, err)
+                   : pack_grads(x, xu, g, base, op, err)) ||
             (staged && rt_xemb_to_msg(x, xu->grad_send.p, 0, xu->msg32.p, elems)) ||
-            a2a(x, xu->peer_grp, xu->grad_send.p, xu->prc, xu->prd, xu->g_shuf.p, xu->psc, xu->psd,
-                op, err))
+            a2a(x, xu->peer_grp, xu->grad_send.p, xu->prc, xu->prd, into->p, xu->psc, xu->psd, op,
+                err))
             return -1;
         rt_xexec_count_peers(x, op, xu->prc, xu->psc, g->T);
         return 0;

@@ -27,6 +27,9 @@ typedef struct rt_xbuf {
 int rt_xbuf_reserve(rt_xdev *d, rt_xbuf *b, size_t bytes, FILE *err);
 void rt_xbuf_free(rt_xdev *d, rt_xbuf *b);
 
+/* Activation and index buffers of a tower module per exchange unit (emb_tower.c). */
+#define RT_XTM_BUFS 14
+
 /* One shard of a feature that one group member serves: entry e = (feature index i of the unit,
  * column shard c). Row-wise, every member serves every feature (c = 0). */
 typedef struct rt_xentry {
@@ -101,6 +104,12 @@ typedef struct rt_xunit {
     size_t *perm_at, *intra_at, *shuf_at;
     size_t *isc, *isd, *irc, *ird, *psc, *psd, *prc, *prd;
     rt_xbuf perm, intra, shuf, g_shuf, g_intra, g_perm;
+    size_t shuf_bytes; /* the shuffled layout's bytes (psc/prc are the peer AlltoAll's) */
+    /* SPTT tower module (emb_tower.c): the peer AlltoAll's send buffer and the gradients it
+     * brings back, the module's activations and its index maps, for batch size tm_b. */
+    rt_xbuf tm_send, tm_gy;
+    rt_xbuf tm_buf[RT_XTM_BUFS];
+    int tm_b;
     /* HSP sparse sync, per served entry: host IDs and bags kept from the lookup, and the
      * (row, gradient) pairs of every group after the AllGather. */
     int64_t **own_host_ids, **own_host_bag;
@@ -143,6 +152,11 @@ typedef struct rt_xexec {
     int rank, world;
     rt_xtables tables;
     rt_dnet *net;
+    /* The model the dense net is built from: the scenario's, or with an SPTT tower module the
+     * model whose pooled tables are the towers' outputs (emb_tower.c), as rt_tm_apply costs it.
+     * x->v.emb and the embedding gradients are indexed by its tables. */
+    const rt_model *net_model;
+    struct rt_xtm *tm; /* this rank's tower module, NULL without one */
     /* The batch the running op works on: a copy of one of the slots, saved back after the op.
      * Sync plans have one batch in flight; overlap windows hold up to three. */
     rt_xslot v;
@@ -186,5 +200,18 @@ int rt_xemb_sync(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* Served entry E's gradient rows from every member, contiguous in bag order (own_grad[e]). */
 int rt_xemb_gather_grad(rt_xexec *x, rt_xunit *xu, int e, FILE *err);
 int rt_xdense_run(rt_xexec *x, int op, FILE *err);
+/* SPTT tower modules (emb_tower.c). open: before the slots and the dense net, sets net_model
+ * (and tm when the graph has a tower module), refusing kinds it cannot run. */
+int rt_xtm_open(rt_xexec *x, FILE *err);
+void rt_xtm_close(rt_xexec *x);
+/* The TM_FWD, TM_BWD, TM_ALLREDUCE and TM_UPDATE ops. */
+int rt_xtm_run(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* Sets the peer AlltoAll's counts (psc/psd/prc/prd) to the towers' module outputs. */
+void rt_xtm_layout(const rt_xexec *x, rt_xunit *xu);
+/* The dense net's gradients of the tower outputs, in fp32 at BASE in the peer receive layout. */
+int rt_xtm_pack_grads(rt_xexec *x, rt_xunit *xu, float *base, int op, FILE *err);
+/* The received tower outputs (fp32 at RECV, the peer receive layout) into x->v.emb. */
+int rt_xtm_assemble(rt_xexec *x, rt_xunit *xu, const float *recv, int op, FILE *err);
+void rt_xtm_free_unit(rt_xexec *x, rt_xunit *xu);
 
 #endif

@@ -79,7 +79,8 @@ static int check_executable(const rt_xexec *x, FILE *err)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,
                     "exec: plan '%s' builds op '%s' (phase %s), which rectwin-exec cannot run "
-                    "yet; executable: flat, fused, hsp (sync sparse), sptt without tower modules\n",
+                    "yet; executable: flat, fused, hsp (sync sparse), sptt (tower module "
+                    "linear or none)\n",
                     s->plan.name, x->g->ops[o].name ? x->g->ops[o].name : "?",
                     x->g->phases[x->g->ops[o].phase]);
             return -1;
@@ -99,9 +100,16 @@ static int alloc_slot(rt_xslot *v, int T)
                                                                                               : -1;
 }
 
+/* Slots hold both the scenario's tables and the dense net's (tower outputs). */
+static int slot_tables(const rt_xexec *x)
+{
+    int a = x->s->model.n_tables, b = x->net_model ? x->net_model->n_tables : 0;
+    return a > b ? a : b;
+}
+
 static void free_slot(rt_xexec *x, rt_xslot *v)
 {
-    int T = x->s->model.n_tables;
+    int T = slot_tables(x);
     for (int t = 0; t < T; t++) {
         if (v->emb_buf) rt_xbuf_free(x->dev, &v->emb_buf[t]);
         if (v->grad_copy) rt_xbuf_free(x->dev, &v->grad_copy[t]);
@@ -121,7 +129,7 @@ static int alloc_batch_buffers(rt_xexec *x, FILE *err)
     x->moved = calloc((size_t)x->g->n_ops, sizeof(rt_xbytes));
     int rc = x->moved ? 0 : -1;
     for (int k = 0; k < x->n_slots && !rc; k++)
-        rc = alloc_slot(&x->slots[k], x->s->model.n_tables);
+        rc = alloc_slot(&x->slots[k], slot_tables(x));
     if (rc) fprintf(err, "exec: out of host memory\n");
     x->v = x->slots[0];
     return rc;
@@ -133,7 +141,7 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
     memset(x, 0, sizeof *x);
     x->s = s, x->g = g, x->dev = d, x->comm = c;
     x->rank = c->rank, x->world = c->world;
-    if (check_executable(x, err) || alloc_batch_buffers(x, err)) return -1;
+    if (check_executable(x, err) || rt_xtm_open(x, err) || alloc_batch_buffers(x, err)) return -1;
     if (!(x->world_grp = rt_xexec_group(x, (rt_group){x->world, 1}, err))) return -1;
     if (rt_xemb_setup(x, err)) return -1;
     const rt_training *tr = &s->model.training;
@@ -149,7 +157,7 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
      * every sample of the iteration. */
     int max_batch = s->workload.batch_per_rank;
     if (s->plan.balance != RT_BALANCE_NONE) max_batch *= x->world;
-    x->net = rt_dnet_new(&s->model, d, max_batch, max_tokens, s->workload.seed, opt, err);
+    x->net = rt_dnet_new(x->net_model, d, max_batch, max_tokens, s->workload.seed, opt, err);
     return x->net ? 0 : -1;
 }
 
@@ -161,6 +169,7 @@ void rt_xexec_close(rt_xexec *x)
     if (x->s) rt_xexec_use(x, -1);
     for (int k = 0; x->s && k < x->n_slots; k++)
         free_slot(x, &x->slots[k]);
+    rt_xtm_close(x); /* after the slots, which hold its output tables */
     for (int i = 0; i < x->n_groups; i++)
         x->comm->ops->group_close(x->comm, x->groups[i]);
     for (int o = 0; x->moved && o < x->g->n_ops; o++)
@@ -184,10 +193,12 @@ int rt_xexec_load_batch(rt_xexec *x, FILE *err)
         d->ops->copy(d, x->v.label_buf.p, x->v.batch.labels, lb, RT_XCOPY_H2D))
         return -1;
     x->v.d_dense = nd ? x->v.dense_buf.p : NULL, x->v.d_labels = x->v.label_buf.p;
-    for (int t = 0; t < s->model.n_tables; t++) {
-        const rt_table *tb = &s->model.tables[t];
-        const rt_feature_batch *fb = &x->v.batch.f[t];
-        size_t rows = tb->sequence ? (size_t)fb->n_ids : (size_t)b;
+    /* The dense net's tables: the scenario's, or the tower outputs (no sequence tables then,
+     * rt_xtm_open refuses them, so batch.f[t] is read for the scenario's own tables only). */
+    for (int t = 0; t < x->net_model->n_tables; t++) {
+        const rt_table *tb = &x->net_model->tables[t];
+        const rt_feature_batch *fb = tb->sequence ? &x->v.batch.f[t] : NULL;
+        size_t rows = fb ? (size_t)fb->n_ids : (size_t)b;
         if (rt_xbuf_reserve(d, &x->v.emb_buf[t], rows * (size_t)tb->dim * sizeof(float), err))
             return -1;
         x->v.emb[t] = x->v.emb_buf[t].p;
@@ -226,9 +237,9 @@ const float *rt_xexec_emb_grad(const rt_xexec *x, int table)
 
 int rt_xexec_keep_grads(rt_xexec *x, FILE *err)
 {
-    for (int t = 0; t < x->s->model.n_tables; t++) {
+    for (int t = 0; t < x->net_model->n_tables; t++) {
         const float *g = rt_dnet_emb_grad(x->net, t);
-        const rt_table *tb = &x->s->model.tables[t];
+        const rt_table *tb = &x->net_model->tables[t];
         size_t rows = tb->sequence ? (size_t)x->v.batch.f[t].n_ids : (size_t)x->v.batch.batch;
         size_t bytes = rows * (size_t)tb->dim * sizeof(float);
         if (!g) continue;

@@ -506,8 +506,7 @@ static double table_memory(const sptt *x, const rt_scenario *s, int p)
 }
 
 /* Records the exchange for the executor: one unit over the world whose owners are world ranks
- * inside each feature's tower, and the role of every op. Tower modules have no executor yet:
- * their ops keep RT_ROLE_NONE and rectwin-exec refuses them. */
+ * inside each feature's tower, the tower module's spec, and the role of every op. */
 static void record_unit(const sptt *x, rt_graph *g, const rt_scenario *s, const sptt_ops *op)
 {
     int F = s->model.n_tables, cs = x->maps[0].col_shards > 0 ? x->maps[0].col_shards : 1;
@@ -533,7 +532,11 @@ static void record_unit(const sptt *x, rt_graph *g, const rt_scenario *s, const 
                        .block = block,
                        .sync = {1, 1},
                        .tower_size = x->D,
-                       .tower_of = (int *)x->o->tower_of};
+                       .tower_of = (int *)x->o->tower_of,
+                       .tm_kind = (int)x->o->tm.kind,
+                       .tm_compression = x->o->tm.compression,
+                       .tm_cross_layers = x->o->tm.cross_layers,
+                       .tm_cross_rank = x->o->tm.cross_rank};
     int unit = rt_graph_add_unit(g, &u);
     free(feat), free(owner), free(block);
     const struct {
@@ -546,7 +549,9 @@ static void record_unit(const sptt *x, rt_graph *g, const rt_scenario *s, const 
                  {op->unpermute, RT_ROLE_RECOVER},       {op->peer_grad, RT_ROLE_PEER_GRAD_A2A},
                  {op->shuffle_bwd, RT_ROLE_SHUFFLE_BWD}, {op->intra_grad, RT_ROLE_INTRA_GRAD_A2A},
                  {op->intra_ag, RT_ROLE_INTRA_AG},       {op->permute_bwd, RT_ROLE_PERMUTE_BWD},
-                 {op->update, RT_ROLE_SPARSE_UPDATE}};
+                 {op->update, RT_ROLE_SPARSE_UPDATE},    {op->tm_fwd, RT_ROLE_TM_FWD},
+                 {op->tm_bwd, RT_ROLE_TM_BWD},           {op->tm_allreduce, RT_ROLE_TM_ALLREDUCE},
+                 {op->tm_update, RT_ROLE_TM_UPDATE}};
     for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
         if (roles[k].op >= 0) rt_graph_set_role(g, roles[k].op, roles[k].role, unit, -1);
 }

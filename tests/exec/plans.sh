@@ -29,6 +29,8 @@ variants=(
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.sharding=row_wise"
   "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.sharding=column_wise --set plan.column_shards=2 --set plan.towers.assignment=strided"
   "--set plan.name=sptt --set plan.hosts_per_tower=2"
+  "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.tower_module={\"kind\":\"linear\",\"compression\":2}"
+  "--set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2 --set plan.tower_module={\"kind\":\"linear\",\"compression\":3} --set plan.sharding=column_wise --set plan.column_shards=2 --set plan.precision.comm=bf16"
   "--set model.file=exec-tiny-dcn-model.yaml"
   "--set model.file=exec-tiny-dcn-model.yaml --set plan.name=fused --set plan.sharding=row_wise"
   "--set plan.overlap=pipeline"

@@ -21,4 +21,15 @@ last=$(json "$TMP/s/summary.json" "j['settings']['loss_last']")
 echo "semi_async loss $first -> $last"
 python3 -c "import sys; f,l=map(float,sys.argv[1:]); sys.exit(0 if l < 0.8*f else 1)" \
   "$first" "$last" || fail "semi-async loss did not fall: $first -> $last"
-echo "training: 2 passed, 0 failed"
+# DMT's SPTT with a linear tower module (compressing each tower's features by 2) trains too.
+run_exec "$TMP/m" --iterations 60 --warmup 0 --set plan.name=sptt --set topology.nodes=2 \
+  --set topology.node.devices=2 --set "plan.tower_module={kind: linear, compression: 2}" || {
+  cat "$TMP/m.log"
+  fail "tower-module training run"
+}
+first=$(json "$TMP/m/summary.json" "j['settings']['loss_first']")
+last=$(json "$TMP/m/summary.json" "j['settings']['loss_last']")
+echo "tower module loss $first -> $last"
+python3 -c "import sys; f,l=map(float,sys.argv[1:]); sys.exit(0 if 0.3 < f < 1.2 and l < 0.8*f else 1)" \
+  "$first" "$last" || fail "tower-module loss did not fall: $first -> $last"
+echo "training: 3 passed, 0 failed"
