@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The jagged sequence (GR) path: an HSTU model with sampled softmax runs under every plan that
+# The jagged sequence (GR) path: HSTU and FuXi models with sampled softmax and an MTGR model
+# (four sequence tables, MMoE head, BCE) run under every plan that
 # supports sequence features, with sequence balancing and overlap, moving exactly the graph's
 # bytes; plans agree on one step; the next-item loss falls on planted sequences.
 source "$(dirname "$0")/lib.sh"
@@ -14,6 +15,9 @@ variants=(
   "--set plan.balance=token_realloc --set plan.name=hsp --set plan.group_size=2 --set plan.sync=sparse"
   "--set plan.balance=token_realloc --set plan.overlap=semi_async"
   "--set plan.overlap=pipeline --set plan.dedup=comm"
+  "--set model.file=exec-tiny-fuxi-model.yaml --set plan.name=hsp --set plan.group_size=2 --set plan.balance=token_realloc"
+  "--set model.file=exec-tiny-mtgr-model.yaml --set plan.name=fused --set plan.merge=true --set plan.balance=dynamic_batching"
+  "--set model.file=exec-tiny-mtgr-model.yaml --set plan.sharding=row_wise --set plan.dedup=two_stage --set plan.overlap=pipeline"
 )
 check_variants "${variants[@]}"
 one_step flat
