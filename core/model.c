@@ -172,11 +172,60 @@ static int push_table(rt_model *m, const rt_table *proto, const char *name)
     return 0;
 }
 
+/* Table names seen so far, hashed: models list up to hundreds of thousands of tables, and a
+ * pairwise duplicate check is quadratic in them. Open addressing over indices into m->tables. */
+typedef struct name_set {
+    int *slot; /* -1: empty */
+    size_t cap;
+} name_set;
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Index of the table called NAME, or -1. */
+static int name_find(const name_set *ns, const rt_model *m, const char *name)
+{
+    for (size_t i = name_hash(name) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
+        if (ns->slot[i] < 0) return -1;
+        if (!strcmp(m->tables[ns->slot[i]].name, name)) return ns->slot[i];
+    }
+}
+
+/* Adds table index T (its name is new); grows at half load. 0 or -1 (out of memory). */
+static int name_add(name_set *ns, const rt_model *m, int t)
+{
+    if (2 * (size_t)(t + 1) > ns->cap) {
+        name_set g = {malloc(sizeof(int) * (ns->cap ? 2 * ns->cap : 64)),
+                      ns->cap ? 2 * ns->cap : 64};
+        if (!g.slot) return -1;
+        for (size_t i = 0; i < g.cap; i++)
+            g.slot[i] = -1;
+        for (int k = 0; k < t; k++)
+            name_add(&g, m, k);
+        free(ns->slot);
+        *ns = g;
+    }
+    size_t i = name_hash(m->tables[t].name) & (ns->cap - 1);
+    while (ns->slot[i] >= 0)
+        i = (i + 1) & (ns->cap - 1);
+    ns->slot[i] = t;
+    return 0;
+}
+
 static int parse_tables(rt_cfg *c, struct fy_node *seq, const rt_table *defaults, rt_model *m)
 {
     void *it = NULL;
     struct fy_node *item;
-    while ((item = fy_node_sequence_iterate(seq, &it))) {
+    name_set names = {NULL, 0};
+    int failed = 0;
+    for (int t = 0; t < m->n_tables && !failed; t++)
+        failed = name_add(&names, m, t);
+    while (!failed && (item = fy_node_sequence_iterate(seq, &it))) {
         if (rt_cfg_check_keys(c, item, table_keys)) return -1;
         rt_table t = *defaults;
         t.name = NULL;
@@ -198,17 +247,17 @@ static int parse_tables(rt_cfg *c, struct fy_node *seq, const rt_table *defaults
                 snprintf(name, sizeof name, "%s_%lld", t.name, (long long)i);
             else
                 snprintf(name, sizeof name, "%s", t.name);
-            for (int j = 0; j < m->n_tables; j++)
-                if (strcmp(m->tables[j].name, name) == 0) {
-                    rt_cfg_error(c, item, "duplicate table name '%s'", name);
-                    rc = 1;
-                }
-            if (!rc && push_table(m, &t, name)) rc = 1;
+            if (names.cap && name_find(&names, m, name) >= 0) {
+                rt_cfg_error(c, item, "duplicate table name '%s'", name);
+                rc = 1;
+            }
+            if (!rc && (push_table(m, &t, name) || name_add(&names, m, m->n_tables - 1))) rc = 1;
         }
         table_clear(&t);
-        if (rc) return -1;
+        if (rc) failed = 1;
     }
-    return 0;
+    free(names.slot);
+    return failed ? -1 : 0;
 }
 
 static int parse_inputs(rt_cfg *c, struct fy_node *layer, rt_model *m, rt_layer *l)

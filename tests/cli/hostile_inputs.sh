@@ -52,4 +52,10 @@ refused zero_weights "the weights sum to 0; allowed: non-negative weights with a
 refused nan_option "--max-min-factor needs a number in \[1, 1e+06\], got 'nan'" \
   "$rectwin" partition "$scn" --towers 8 --max-min-factor nan
 refused bad_set_value "the value is not valid YAML" "$rectwin" plan "$scn" --set 'plan.name=[flat,'
-echo "hostile inputs: 15 passed, 0 failed"
+printf 'name: d\nsource: t\ndense_features: 1\ntables:\n  - {name: a, rows: 5}\n  - {name: a, rows: 5}\nlayers:\n  - {type: mlp, name: top, input: [dense, embeddings], sizes: [1]}\n' \
+  >"$tmp/dup-model.yaml"
+printf 'name: d\nmodel: {file: %s}\ntopology: {file: %s/topologies/dgx-h100.yaml, nodes: 1}\nplan: {name: flat}\nworkload: {batch_per_rank: 4}\n' \
+  "$tmp/dup-model.yaml" "$src" >"$tmp/dup.yaml"
+refused duplicate_table "dup-model.yaml:6:6: key 'tables.1': duplicate table name 'a'" \
+  "$rectwin" plan "$tmp/dup.yaml"
+echo "hostile inputs: 16 passed, 0 failed"
