@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- Zipf by rejection-inversion (Hoermann and Derflinger 1996) ----------------------
  * Samples k in 1..n with P(k) ~ k^-alpha by inverting the integral H of x^-alpha over
@@ -187,12 +188,50 @@ static int sample_feature(const rt_scenario *s, uint64_t seed, int rank, int f, 
     return 0;
 }
 
+/* Bytes the sampled batches of N_REPS ranks take: per sample a length and its IDs. */
+static double sample_bytes(const rt_scenario *s, int n_reps)
+{
+    double per_rank = 0, mean = 0;
+    const rt_len_spec *last = NULL;
+    for (int f = 0; f < s->model.n_tables; f++) {
+        rt_len_spec tmp;
+        const rt_len_spec *l = length_spec(s, &s->model.tables[f], &tmp);
+        /* A lognormal mean is a sampled estimate: tables mostly share one spec, compute it once. */
+        if (!last || l->kind != last->kind || l->mean != last->mean || l->sigma != last->sigma ||
+            l->min != last->min || l->max != last->max || l->n_bins || last->n_bins)
+            mean = rt_len_mean(l);
+        last = l == &tmp ? NULL : l;
+        per_rank += (double)s->workload.batch_per_rank * (4 + 8 * mean);
+    }
+    return per_rank * n_reps;
+}
+
+/* Refuses a draw that would not fit in half of this machine's memory, before allocating it:
+ * running into the out-of-memory killer takes minutes and says nothing. */
+static int fits_in_memory(const rt_scenario *s, int n_reps, int exact, FILE *err)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 1; /* unknown: let the allocations tell */
+    double have = (double)pages * (double)page, need = sample_bytes(s, n_reps);
+    if (need <= have / 2) return 1;
+    fprintf(err,
+            "workload: sampling %d ranks (%s mode) of %d samples needs about %.3g GiB of IDs, "
+            "more than half of this machine's %.3g GiB; allowed: workload.mode: statistical%s, a "
+            "smaller workload.batch_per_rank, or fewer ranks\n",
+            n_reps, exact ? "exact" : "statistical", s->workload.batch_per_rank,
+            need / 1073741824.0, have / 1073741824.0,
+            exact ? " (or a lower workload.exact_max_ranks)" : " with fewer workload.reps");
+    return 0;
+}
+
 rt_workload *rt_workload_sample(const rt_scenario *s, FILE *err)
 {
     int world = rt_scenario_ranks(s);
     const rt_workload_cfg *wc = &s->workload;
     int exact =
         wc->mode == RT_MODE_EXACT || (wc->mode == RT_MODE_AUTO && world <= wc->exact_max_ranks);
+    if (!fits_in_memory(s, exact ? world : (wc->reps < world ? wc->reps : world), exact, err))
+        return NULL;
     rt_workload *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->world = world;
