@@ -1,5 +1,7 @@
 #include "atomic_file.h"
 
+#include "cleanup.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 int rt_atomic_open(rt_atomic_file *a, const char *path)
 {
     a->f = NULL;
+    a->cleanup = -1;
     a->path = strdup(path);
     size_t n = strlen(path) + 32;
     a->tmp = malloc(n);
@@ -17,6 +20,7 @@ int rt_atomic_open(rt_atomic_file *a, const char *path)
         return -1;
     }
     snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    a->cleanup = rt_cleanup_track(a->tmp);
     a->f = fopen(a->tmp, "w");
     if (!a->f) {
         int e = errno;
@@ -29,6 +33,8 @@ int rt_atomic_open(rt_atomic_file *a, const char *path)
 
 static void release(rt_atomic_file *a)
 {
+    rt_cleanup_forget(a->cleanup);
+    a->cleanup = -1;
     free(a->path);
     free(a->tmp);
     a->path = a->tmp = NULL;

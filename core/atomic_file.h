@@ -9,6 +9,7 @@ typedef struct rt_atomic_file {
     FILE *f;
     char *path;
     char *tmp;
+    int cleanup; /* its slot in core/cleanup.h, so a signal removes the temp file */
 } rt_atomic_file;
 
 int rt_atomic_open(rt_atomic_file *a, const char *path);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
 #include "json.h"
 #include "manifest.h"
 #include "result.h"
@@ -191,6 +192,7 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
         fprintf(err, "cannot create directory '%s': %s\n", dir, strerror(errno));
         return -1;
     }
+    rt_cleanup_stale(dir); /* temporaries of runs that were killed before they could clean up */
     int opened = 0, rc = 0;
     for (; opened < n_out && rc == 0; opened++) {
         char *path = join(dir, names[opened]);

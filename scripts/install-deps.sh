@@ -9,7 +9,7 @@ packages=(
   libfyaml-dev libgsl-dev libcmocka-dev libopenblas-dev
   libsimgrid-dev simgrid
   libopenmpi-dev openmpi-bin
-  gnuplot-nox python3 time
+  gnuplot-nox python3 time procps
 )
 
 missing=()

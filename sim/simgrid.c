@@ -10,14 +10,17 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "analytic.h"
+#include "cleanup.h"
 #include "collective_policy.h"
 #include "engine.h"
 #include "json.h"
@@ -33,11 +36,13 @@ typedef struct prep {
     rt_coll_algo *algo;
     char path[64];
     int have_path;
+    int cleanup; /* the platform file's slot in core/cleanup.h */
 } prep;
 
 static void prep_free(prep *x)
 {
     if (x->have_path) unlink(x->path);
+    if (x->have_path) rt_cleanup_forget(x->cleanup);
     rt_platform_free(x->p);
     free(x->rep_of);
     free(x->kernel_s);
@@ -125,6 +130,7 @@ static int write_platform(const rt_topology *t, prep *x, FILE *err)
         return -1;
     }
     x->have_path = 1;
+    x->cleanup = rt_cleanup_track(x->path);
     FILE *f = fdopen(fd, "w");
     if (!f) {
         close(fd);
@@ -185,16 +191,25 @@ static int shared_map(shared *sh, const rt_graph *g, const rt_platform *p)
 static int simulate(const rt_sg_job *job, FILE *err)
 {
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return fail(err, "cannot start the simulation process (fork failed)");
     if (pid == 0) {
+        /* The simulation dies with its parent, whatever kills the parent. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _Exit(3); /* the parent died before prctl took effect */
         int rc = rt_sg_simulate(job);
         fflush(NULL);
         _Exit(rc == 0 ? 0 : 3);
     }
+    rt_cleanup_child(pid);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return fail(err, "lost the simulation process");
+        if (errno != EINTR) {
+            rt_cleanup_child(0);
+            return fail(err, "lost the simulation process");
+        }
+    rt_cleanup_child(0);
     if (WIFSIGNALED(status)) {
         fprintf(err,
                 "simgrid: the simulation process died of signal %d (SimGrid's message, "

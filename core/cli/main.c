@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "commands.h"
 
 static void usage(FILE *f)
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    rt_cleanup_install(); /* an interrupted run removes its temporary files and child */
     if (argc < 2) {
         usage(stderr);
         return 2;
