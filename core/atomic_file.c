@@ -78,6 +78,14 @@ void rt_atomic_abort(rt_atomic_file *a)
     release(a);
 }
 
+char *rt_path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
 static int mkdir_one(const char *dir)
 {
     if (mkdir(dir, 0777) == 0) return 0;

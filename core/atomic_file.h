@@ -20,6 +20,8 @@ void rt_atomic_abort(rt_atomic_file *a);
  * temp file (checking errors; the temp file is removed on failure), then rename each. */
 int rt_atomic_close(rt_atomic_file *a);
 int rt_atomic_rename(rt_atomic_file *a);
+/* "DIR/NAME" in a new malloc'd string (NULL when out of memory). */
+char *rt_path_join(const char *dir, const char *name);
 /* mkdir -p */
 int rt_mkdir_p(const char *dir);
 

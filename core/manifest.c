@@ -10,14 +10,6 @@
 
 enum { RT_MANIFEST_MAX = 16 };
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* Size and FNV-1a 64 of a file; -1 when it cannot be read. */
 static int digest(const char *path, long long *bytes, uint64_t *hash)
 {
@@ -41,7 +33,7 @@ static int digest(const char *path, long long *bytes, uint64_t *hash)
 
 int rt_manifest_retract(const char *dir, FILE *err)
 {
-    char *path = join(dir, "manifest.json");
+    char *path = rt_path_join(dir, "manifest.json");
     int rc = path && (remove(path) == 0 || errno == ENOENT) ? 0 : -1;
     if (rc) fprintf(err, "cannot remove '%s/manifest.json': %s\n", dir, strerror(errno));
     free(path);
@@ -50,7 +42,7 @@ int rt_manifest_retract(const char *dir, FILE *err)
 
 int rt_manifest_write(const char *dir, const char *const *names, int n, FILE *err)
 {
-    char *path = join(dir, "manifest.json");
+    char *path = rt_path_join(dir, "manifest.json");
     rt_atomic_file a = {0};
     if (!path || rt_atomic_open(&a, path) < 0) {
         fprintf(err, "cannot write '%s/manifest.json': %s\n", dir, strerror(errno));
@@ -61,7 +53,7 @@ int rt_manifest_write(const char *dir, const char *const *names, int n, FILE *er
     fputs("{\"files\": {\n", a.f);
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        char *p = join(dir, names[i]);
+        char *p = rt_path_join(dir, names[i]);
         long long bytes;
         uint64_t h;
         rc = p && digest(p, &bytes, &h) == 0 ? 0 : -1;
@@ -90,7 +82,7 @@ static int check_line(const char *dir, const char *line, FILE *err)
     if (sscanf(line, " \"%127[^\"]\": {\"bytes\": %lld, \"fnv1a64\": \"%16[0-9a-f]\"}", name,
                &bytes, hex) != 3)
         return 1; /* not a file line */
-    char *p = join(dir, name);
+    char *p = rt_path_join(dir, name);
     uint64_t h;
     int rc = p && digest(p, &got_bytes, &h) == 0 ? 0 : -1;
     char want[17];
@@ -108,7 +100,7 @@ static int check_line(const char *dir, const char *line, FILE *err)
 
 int rt_manifest_check(const char *dir, FILE *err)
 {
-    char *path = join(dir, "manifest.json");
+    char *path = rt_path_join(dir, "manifest.json");
     FILE *f = path ? fopen(path, "r") : NULL;
     if (!f) { /* hand-assembled, older, or interrupted: say so, let the reader decide */
         fprintf(err,

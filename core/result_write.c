@@ -174,14 +174,6 @@ static void write_trace(FILE *f, const rt_result *r)
     rt_json_finish(&j);
 }
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err)
 {
     static const char *const names[RT_N_OUTPUTS] = {"summary.json", "ops.csv", "trace.json",
@@ -195,7 +187,7 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
     rt_cleanup_stale(dir); /* temporaries of runs that were killed before they could clean up */
     int opened = 0, rc = 0;
     for (; opened < n_out && rc == 0; opened++) {
-        char *path = join(dir, names[opened]);
+        char *path = rt_path_join(dir, names[opened]);
         rc = path ? rt_atomic_open(&files[opened], path) : -1;
         if (rc < 0) fprintf(err, "cannot write '%s': %s\n", path ? path : dir, strerror(errno));
         free(path);

@@ -35,12 +35,6 @@ static int64_t host_unique(const int64_t *ids, int64_t n, int64_t *pairs, int64_
     return u;
 }
 
-static int to_dev(rt_xexec *x, rt_xbuf *b, const void *h, size_t bytes, FILE *err)
-{
-    if (rt_xbuf_reserve(x->dev, b, bytes, err)) return -1;
-    return bytes ? x->dev->ops->copy(x->dev, b->p, h, bytes, RT_XCOPY_H2D) : 0;
-}
-
 /* Sums entry E's gradients per distinct row into sync_agg; writes the rows (host) to UNIQ. */
 static int aggregate(rt_xexec *x, rt_xunit *xu, int e, int64_t *uniq, FILE *err)
 {
@@ -53,8 +47,8 @@ static int aggregate(rt_xexec *x, rt_xunit *xu, int e, int64_t *uniq, FILE *err)
     int64_t u = host_unique(xu->own_host_ids[e], n, tmp, uniq, tmp + 2 * n);
     xu->sync_u[e] = u;
     rt_xdev *d = x->dev;
-    int rc = to_dev(x, &xu->sync_inv, tmp + 2 * n, sizeof(int64_t) * (size_t)n, err) ||
-             to_dev(x, &xu->sync_bag, xu->own_host_bag[e], sizeof(int64_t) * (size_t)n, err) ||
+    int rc = rt_xemb_put(x, &xu->sync_inv, tmp + 2 * n, (size_t)n, err) ||
+             rt_xemb_put(x, &xu->sync_bag, xu->own_host_bag[e], (size_t)n, err) ||
              rt_xbuf_reserve(d, &xu->sync_tmp, sizeof(float) * (size_t)(n * w), err) ||
              rt_xbuf_reserve(d, &xu->sync_agg, sizeof(float) * (size_t)(u * w), err);
     free(tmp);
@@ -152,7 +146,7 @@ static int unpack(rt_xexec *x, rt_xunit *xu, const uint8_t *h, const size_t *dis
         }
         at += u;
     }
-    int rc = to_dev(x, &xu->sync_all_ids[e], ids, sizeof(int64_t) * (size_t)total, err);
+    int rc = rt_xemb_put(x, &xu->sync_all_ids[e], ids, (size_t)total, err);
     free(ids);
     return rc;
 }
@@ -261,8 +255,8 @@ static int union_rows(rt_xexec *x, rt_xunit *xu, int e, const int64_t *rows, con
     for (int64_t j = 0; j < xu->sync_u[e]; j++)
         p[j] = position(v, n, mine[j]);
     xu->sync_n[e] = n;
-    int rc = to_dev(x, &xu->sync_all_ids[e], v, sizeof(int64_t) * (size_t)n, err) ||
-             to_dev(x, pos, p, sizeof(int64_t) * (size_t)xu->sync_u[e], err);
+    int rc = rt_xemb_put(x, &xu->sync_all_ids[e], v, (size_t)n, err) ||
+             rt_xemb_put(x, pos, p, (size_t)xu->sync_u[e], err);
     free(v), free(p);
     return rc;
 }

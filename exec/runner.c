@@ -12,15 +12,9 @@
 #include <time.h>
 
 #include "dump.h"
+#include "pipeline.h"
 #include "state.h"
 #include "watchdog.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int start_mark(int op)
 {
@@ -199,9 +193,9 @@ int rt_xrun(rt_xexec *x, const rt_xrun_cfg *c, rt_xtimes *t, FILE *err)
         rt_xwatchdog_step(wd, "the barrier before a window");
         MPI_Barrier(MPI_COMM_WORLD);
         rt_xwatchdog_enter(wd, -1);
-        double t0 = now();
+        double t0 = rt_pipeline_now();
         rc = one_window(x, c, &win, wd, w, err);
-        double wall = now() - t0;
+        double wall = rt_pipeline_now() - t0;
         if (rc) break;
         if (live(&win, (int64_t)w + win.lo_off) && live(&win, (int64_t)w + win.hi_off) && i < timed)
             record(x, t, i++, wall);

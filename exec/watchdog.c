@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "pipeline.h"
+
 struct rt_xwatchdog {
     const rt_graph *g;
     rt_xcomm *c;
@@ -17,13 +19,6 @@ struct rt_xwatchdog {
     pthread_t thread;
 };
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void *watch(void *arg)
 {
     rt_xwatchdog *w = arg;
@@ -32,7 +27,7 @@ static void *watch(void *arg)
         nanosleep(&tick, NULL);
         int op = atomic_load(&w->op);
         const char *what = atomic_load(&w->what);
-        double t = now() - atomic_load(&w->since);
+        double t = rt_pipeline_now() - atomic_load(&w->since);
         if ((op < 0 && !what) || t < w->limit) continue;
         if (op >= 0) {
             const rt_op *o = &w->g->ops[op];
@@ -63,7 +58,7 @@ rt_xwatchdog *rt_xwatchdog_start(const rt_graph *g, rt_xcomm *c, double limit_s)
     w->g = g, w->c = c, w->limit = limit_s;
     atomic_init(&w->op, -1);
     atomic_init(&w->what, NULL);
-    atomic_init(&w->since, now());
+    atomic_init(&w->since, rt_pipeline_now());
     atomic_init(&w->stop, 0);
     if (pthread_create(&w->thread, NULL, watch, w)) {
         fprintf(stderr, "exec: cannot start the watchdog thread\n");
@@ -75,14 +70,14 @@ rt_xwatchdog *rt_xwatchdog_start(const rt_graph *g, rt_xcomm *c, double limit_s)
 
 void rt_xwatchdog_enter(rt_xwatchdog *w, int op)
 {
-    atomic_store(&w->since, now());
+    atomic_store(&w->since, rt_pipeline_now());
     atomic_store(&w->what, NULL);
     atomic_store(&w->op, op);
 }
 
 void rt_xwatchdog_step(rt_xwatchdog *w, const char *what)
 {
-    atomic_store(&w->since, now());
+    atomic_store(&w->since, rt_pipeline_now());
     atomic_store(&w->op, -1);
     atomic_store(&w->what, what);
 }
