@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 scenario=${1:-experiments/dlrm-criteo.yaml}
-./build/release/core/cli/rectwin sim "$scenario"
+./build/release/cli/rectwin sim "$scenario"

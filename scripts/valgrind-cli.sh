@@ -2,10 +2,10 @@
 # Valgrind memcheck over a representative set of rectwin CLI runs (issue 12): every run must end
 # with 0 errors and 0 bytes definitely lost, the SimGrid simulation child included (it is
 # forked, so memcheck follows it). Not part of CI: it takes minutes. Prints one line per run.
-#   scripts/valgrind-cli.sh [build/release/core/cli/rectwin]
+#   scripts/valgrind-cli.sh [build/release/cli/rectwin]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-R=${1:-build/release/core/cli/rectwin}
+R=${1:-build/release/cli/rectwin}
 command -v valgrind >/dev/null || { echo "valgrind-cli: install valgrind first" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

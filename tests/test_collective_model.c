@@ -255,7 +255,7 @@ static void busbw_factors(void **state)
 static int cli(const char *args)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/core/cli/rectwin collective %s >/dev/null 2>&1", RT_BINARY_DIR,
+    snprintf(cmd, sizeof cmd, "%s/cli/rectwin collective %s >/dev/null 2>&1", RT_BINARY_DIR,
              args);
     int st = system(cmd);
     assert_true(WIFEXITED(st));
@@ -265,7 +265,7 @@ static int cli(const char *args)
 static void cli_exit_codes(void **state)
 {
     (void)state;
-    if (access(RT_BINARY_DIR "/core/cli/rectwin", X_OK) != 0) skip();
+    if (access(RT_BINARY_DIR "/cli/rectwin", X_OK) != 0) skip();
     const char *t = "--topology " RT_SOURCE_DIR "/topologies/dgx-h100.yaml --nodes 2 ";
     char a[512];
 #define RUN(extra) (snprintf(a, sizeof a, "%s%s", t, extra), cli(a))

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#define RECTWIN RT_BINARY_DIR "/core/cli/rectwin"
+#define RECTWIN RT_BINARY_DIR "/cli/rectwin"
 
 /* Runs CMD in the source directory; returns its stdout (owned) or fails the test. */
 static char *run(const char *cmd)

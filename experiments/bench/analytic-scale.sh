@@ -5,7 +5,7 @@
 # usage: experiments/bench/analytic-scale.sh [path/to/rectwin]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rectwin=${1:-build/release/core/cli/rectwin}
+rectwin=${1:-build/release/cli/rectwin}
 [ -x "$rectwin" ] || { echo "no rectwin at $rectwin; build first (scripts/build.sh)" >&2; exit 1; }
 python3 - "$rectwin" <<'PY'
 import json, statistics, subprocess, sys, tempfile, time

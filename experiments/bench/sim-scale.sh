@@ -7,7 +7,7 @@
 # usage: experiments/bench/sim-scale.sh [path/to/rectwin]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rectwin=${1:-build/release/core/cli/rectwin}
+rectwin=${1:-build/release/cli/rectwin}
 [ -x "$rectwin" ] || { echo "no rectwin at $rectwin; build first (scripts/build.sh)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "no /usr/bin/time: run scripts/install-deps.sh" >&2; exit 1; }
 out=$(mktemp -d)

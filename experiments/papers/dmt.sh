@@ -6,7 +6,7 @@
 # usage: [ENGINE=analytic|simgrid] [SHARDING=table_wise] experiments/papers/dmt.sh [RECTWIN]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-R=${1:-$here/../../build/release/core/cli/rectwin}
+R=${1:-$here/../../build/release/cli/rectwin}
 ENGINE=${ENGINE:-analytic}
 SHARDING=${SHARDING:-}   # e.g. SHARDING=table_wise overrides both plans' sharding
 tmp=$(mktemp -d)

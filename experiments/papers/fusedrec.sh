@@ -6,7 +6,7 @@
 set -euo pipefail
 shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")" && pwd)
-R=${1:-$here/../../build/release/core/cli/rectwin}
+R=${1:-$here/../../build/release/cli/rectwin}
 ENGINE=${ENGINE:-analytic}
 sc=$here/fusedrec.yaml
 tmp=$(mktemp -d)

@@ -6,7 +6,7 @@
 # usage: experiments/papers/mtgrboost-balance.sh [RECTWIN]   (ENGINE=analytic by default)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-R=${1:-$here/../../build/release/core/cli/rectwin}
+R=${1:-$here/../../build/release/cli/rectwin}
 ENGINE=${ENGINE:-analytic}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -6,7 +6,7 @@
 # usage: bash experiments/validation/aggregation.sh [path/to/rectwin]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-R=${1:-build/release/core/cli/rectwin}
+R=${1:-build/release/cli/rectwin}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 iter() { # nodes flows extra-sets...

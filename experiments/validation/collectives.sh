@@ -4,7 +4,7 @@
 # usage: bash experiments/validation/collectives.sh [path/to/rectwin]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-R=${1:-build/release/core/cli/rectwin}
+R=${1:-build/release/cli/rectwin}
 row() { # label topology nodes op bytes [algo]
   local label=$1 topo=$2 nodes=$3 op=$4 bytes=$5 algo=${6:-auto} out=""
   for e in analytic simgrid; do
