@@ -3,14 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cfg.h"
 
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_sg_model_names[] = {"CM02", "LV08", NULL};
 const char *const rt_sg_flows_names[] = {"auto", "pairs", "links", NULL};
 
-static const char *const top_keys[] = {"name",      "source",     "device",  "node",
-                                       "scale_out", "collective", "simgrid", NULL};
+static const char *const top_keys[] = {"name",       "source",  "device",      "node", "scale_out",
+                                       "collective", "simgrid", "calibration", NULL};
 static const char *const device_keys[] = {
     "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
@@ -164,6 +165,15 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
     if (!ok || (k && parse_coll(c, k, &t->coll, req))) return -1;
     struct fy_node *sg = rt_cfg_get_map(c, map, "simgrid", 0, &ok);
     if (!ok || (sg && parse_simgrid(c, sg, &t->simgrid))) return -1;
+    /* Optional in a full parse too; an override replaces the file's tables as a whole. */
+    struct fy_node *cal = rt_cfg_get_map(c, map, "calibration", 0, &ok);
+    if (!ok) return -1;
+    if (cal) {
+        rt_calib *parsed = rt_calib_parse(c, cal);
+        if (!parsed) return -1;
+        rt_calib_free(t->calib);
+        t->calib = parsed;
+    }
     if (!partial && t->device.peak_flops[RT_DT_FP32] <= 0) {
         rt_cfg_error(c, d, "peak_flops.fp32 is required (the fallback for every dtype)");
         return -1;
@@ -177,5 +187,6 @@ void rt_topology_free(rt_topology *t)
     free(t->name);
     free(t->source);
     free(t->device.name);
+    rt_calib_free(t->calib);
     memset(t, 0, sizeof *t);
 }

@@ -7,6 +7,7 @@
 
 struct rt_cfg;
 struct fy_node;
+struct rt_calib;
 
 typedef enum {
     RT_SCALEUP_NVSWITCH,
@@ -88,6 +89,9 @@ typedef struct rt_topology {
     rt_scale_out net;
     rt_coll_tuning coll;
     rt_simgrid_settings simgrid;
+    /* The `calibration:` tables (core/calib.h), NULL without: then every cost is the scalar
+     * model of the figures above. */
+    struct rt_calib *calib;
     int nodes; /* set from the scenario */
 } rt_topology;
 
