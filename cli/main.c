@@ -16,6 +16,8 @@ static const rt_cli_command commands[] = {
     {"partition", "", "Tower Partitioner: features into balanced towers (sptt)", rt_cmd_partition},
     {"compare", "PRED MEAS", "predicted against measured results: metrics, phases, ops",
      rt_cmd_compare},
+    {"calibrate", "", "measure this machine's curves into a topology file (under mpirun)",
+     rt_cmd_calibrate},
     {NULL, NULL, NULL, NULL},
 };
 

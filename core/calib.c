@@ -9,21 +9,12 @@
 
 #include "cfg.h"
 
-const char *const rt_calib_kernel_names[] = {"gather_pool",
-                                             "sparse_sgd",
-                                             "sparse_adagrad",
-                                             "sparse_rowwise_adagrad",
-                                             "sparse_adam",
-                                             "unique",
-                                             "sort",
-                                             "elementwise",
-                                             "permute",
-                                             "norm",
-                                             "softmax",
-                                             "dense_adam",
-                                             "attention",
-                                             "interaction",
-                                             NULL};
+const char *const rt_calib_kernel_names[] = {
+    "gather_pool", "sparse_sgd",    "sparse_adagrad", "sparse_rowwise_adagrad",
+    "sparse_adam", "unique",        "sort",           "elementwise",
+    "permute",     "norm",          "softmax",        "dense_adam",
+    "attention",   "attention_bwd", "interaction",    "interaction_bwd",
+    NULL};
 const char *const rt_calib_coll_names[] = {"alltoall",       "allreduce", "allgather",
                                            "reduce_scatter", "sendrecv",  NULL};
 
@@ -38,7 +29,8 @@ static const char *const coll_keys[] = {"op", "ranks", "bytes", "seconds", NULL}
 
 int rt_calib_kernel_is_rate(rt_calib_kernel k)
 {
-    return k == RT_CK_ATTENTION || k == RT_CK_INTERACTION;
+    return k == RT_CK_ATTENTION || k == RT_CK_ATTENTION_BWD || k == RT_CK_INTERACTION ||
+           k == RT_CK_INTERACTION_BWD;
 }
 
 /* Reads curve XK -> YK of MAP into C: equal lengths, x strictly increasing, all finite > 0. */

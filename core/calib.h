@@ -53,9 +53,11 @@ typedef enum {
     RT_CK_PERMUTE,     /* row gather / scatter-add into another order */
     RT_CK_NORM,        /* layer norm */
     RT_CK_SOFTMAX,
-    RT_CK_DENSE_ADAM,  /* the dense optimizer step */
-    RT_CK_ATTENTION,   /* rate: jagged causal attention (HSTU), forward and backward */
-    RT_CK_INTERACTION, /* rate: DLRM pairwise dot interaction */
+    RT_CK_DENSE_ADAM,      /* the dense optimizer step */
+    RT_CK_ATTENTION,       /* rate: jagged causal attention (HSTU) forward */
+    RT_CK_ATTENTION_BWD,   /* rate: its backward */
+    RT_CK_INTERACTION,     /* rate: DLRM pairwise dot interaction forward */
+    RT_CK_INTERACTION_BWD, /* rate: its backward */
     RT_CK_COUNT
 } rt_calib_kernel;
 
