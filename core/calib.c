@@ -9,12 +9,24 @@
 
 #include "cfg.h"
 
-const char *const rt_calib_kernel_names[] = {
-    "gather_pool", "sparse_sgd",    "sparse_adagrad", "sparse_rowwise_adagrad",
-    "sparse_adam", "unique",        "sort",           "elementwise",
-    "permute",     "norm",          "softmax",        "dense_adam",
-    "attention",   "attention_bwd", "interaction",    "interaction_bwd",
-    NULL};
+const char *const rt_calib_kernel_names[] = {"gather_pool",
+                                             "sparse_sgd",
+                                             "sparse_adagrad",
+                                             "sparse_rowwise_adagrad",
+                                             "sparse_adam",
+                                             "unique",
+                                             "sort",
+                                             "elementwise",
+                                             "permute",
+                                             "norm",
+                                             "softmax",
+                                             "dense_adam",
+                                             "attention",
+                                             "attention_bwd",
+                                             "interaction",
+                                             "interaction_bwd",
+                                             "sampled_softmax",
+                                             NULL};
 const char *const rt_calib_coll_names[] = {"alltoall",       "allreduce", "allgather",
                                            "reduce_scatter", "sendrecv",  NULL};
 
@@ -27,10 +39,15 @@ static const char *const kernel_keys[] = {"kernel", "dim",   "pooling", "bytes",
                                           "bw",     "flops", "rate",    NULL};
 static const char *const coll_keys[] = {"op", "ranks", "bytes", "seconds", NULL};
 
+_Static_assert(sizeof rt_calib_kernel_names / sizeof *rt_calib_kernel_names == RT_CK_COUNT + 1,
+               "one name per kernel family");
+_Static_assert(sizeof rt_calib_coll_names / sizeof *rt_calib_coll_names == RT_CC_COUNT + 1,
+               "one name per collective");
+
 int rt_calib_kernel_is_rate(rt_calib_kernel k)
 {
     return k == RT_CK_ATTENTION || k == RT_CK_ATTENTION_BWD || k == RT_CK_INTERACTION ||
-           k == RT_CK_INTERACTION_BWD;
+           k == RT_CK_INTERACTION_BWD || k == RT_CK_SAMPLED_SOFTMAX;
 }
 
 /* Reads curve XK -> YK of MAP into C: equal lengths, x strictly increasing, all finite > 0. */

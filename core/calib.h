@@ -58,6 +58,7 @@ typedef enum {
     RT_CK_ATTENTION_BWD,   /* rate: its backward */
     RT_CK_INTERACTION,     /* rate: DLRM pairwise dot interaction forward */
     RT_CK_INTERACTION_BWD, /* rate: its backward */
+    RT_CK_SAMPLED_SOFTMAX, /* rate: sampled-softmax logits and their gradients */
     RT_CK_COUNT
 } rt_calib_kernel;
 

@@ -128,6 +128,16 @@ static int k_dot_bwd(rt_xcal *c, void *p)
                  c->dev->ops->dot_interact_bwd(c->dev, a->x, a->out, a->bags, a->n, a->dim, a->y));
 }
 
+static int k_ssm(rt_xcal *c, void *p)
+{
+    kargs *a = p;
+    size_t qd = (size_t)(a->n * a->dim);
+    return kfail(c, "sampled_softmax",
+                 c->dev->ops->sampled_softmax(c->dev, a->x, a->x + qd, a->x + 2 * qd, NULL, a->n,
+                                              a->bags, a->dim, 1.0f, a->out, a->y, a->y + qd,
+                                              a->y + 2 * qd));
+}
+
 static int k_unique(rt_xcal *c, void *p)
 {
     kargs *a = p;
@@ -160,7 +170,8 @@ static void emit(rt_xcal *c, const char *kernel, int dim, int pooling, const dou
 {
     if (!c->out) return;
     int rate = !strcmp(kernel, "attention") || !strcmp(kernel, "attention_bwd") ||
-               !strcmp(kernel, "interaction") || !strcmp(kernel, "interaction_bwd");
+               !strcmp(kernel, "interaction") || !strcmp(kernel, "interaction_bwd") ||
+               !strcmp(kernel, "sampled_softmax");
     double xs[64], ys[64];
     int m = 0;
     for (int i = 0; i < n && m < 64; i++) {
@@ -409,6 +420,29 @@ static int interaction_family(rt_xcal *c, int nf, int dim, int max_batch)
     return rc;
 }
 
+/* Sampled softmax of Q queries against their positives and NEG shared negatives of DIM, Q
+ * quadrupling: logits and the gradients of queries and candidates, 3 x 2 Q (NEG + 1) DIM. */
+static int ssm_family(rt_xcal *c, int neg, int dim, int max_q)
+{
+    double x[32] = {0}, t[32] = {0};
+    int nq = 0;
+    size_t big = (size_t)(max_q > neg ? max_q : neg) * dim;
+    kargs a = {.bags = neg, .dim = dim};
+    a.x = rt_xcal_alloc(c, 3 * big * 4, 0);
+    a.y = rt_xcal_alloc(c, 3 * big * 4, 1);
+    a.out = rt_xcal_alloc(c, 64, 1);
+    void *bufs[] = {a.x, a.y, a.out};
+    int rc = a.x && a.y && a.out ? 0 : -1;
+    for (int q = 1; q <= max_q && !rc; q *= 4, nq++) {
+        a.n = q;
+        x[nq] = 3 * 2.0 * q * (neg + 1) * dim;
+        rc = rt_xcal_time_kernel(c, k_ssm, &a, &t[nq]);
+    }
+    if (!rc) emit(c, "sampled_softmax", dim, 0, x, t, nq);
+    release_all(c, bufs, 3);
+    return rc;
+}
+
 int rt_xcal_kernels(rt_xcal *c)
 {
     static const int dims_full[] = {16, 64, 128}, pool_full[] = {1, 8, 32};
@@ -430,6 +464,7 @@ int rt_xcal_kernels(rt_xcal *c)
     for (int i = 0; i < (c->o.quick ? 1 : 2) && !rc; i++)
         rc = attention_family(c, (c->o.quick ? hd_quick : hd_full)[i], c->o.quick ? 64 : 1024);
     if (!rc) rc = interaction_family(c, 27, 128, c->o.quick ? 64 : 4096);
+    if (!rc) rc = ssm_family(c, 128, 128, c->o.quick ? 64 : 4096);
     if (c->log) fprintf(c->log, "calibrate: attention and interaction done\n");
     return rc;
 }

@@ -19,6 +19,8 @@
 
 #include <math.h>
 
+#include "calib.h"
+
 int rt_coll_nodes_per_leaf(const rt_topology *t)
 {
     /* A leaf has radix/2 ports down. Rail-optimized: NIC i of every node goes to rail switch
@@ -252,6 +254,29 @@ static void direct_time(const rt_topology *t, const rt_coll_call *c, rt_coll_tim
     o->latency_s = lat;
 }
 
+/* The measured time of C from the topology's calibration (the run of the topology's rank
+ * count, the curve of the group size or log-linear between measured sizes), or -1 when none
+ * covers it. An AlltoAll(v) is looked up at the larger of its send and receive totals: the
+ * curve was measured with even blocks, so a rank's busiest direction stands for its size. */
+static double calibrated_time(const rt_topology *t, const rt_coll_call *c)
+{
+    static const rt_calib_coll map[RT_COLL_COUNT] = {RT_CC_ALLTOALL, RT_CC_ALLREDUCE,
+                                                     RT_CC_REDUCE_SCATTER, RT_CC_ALLGATHER,
+                                                     RT_CC_SENDRECV};
+    if (!t->calib || (unsigned)c->kind >= RT_COLL_COUNT) return -1;
+    double bytes = c->bytes;
+    if (c->send || c->recv) {
+        double s = 0, r = 0;
+        for (int k = 0; k < c->group.size; k++) {
+            s += c->send ? (double)c->send[k] : 0;
+            r += c->recv ? (double)c->recv[k] : 0;
+        }
+        bytes = fmax(s, r);
+    }
+    const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
+    return rt_calib_coll_time(run, map[c->kind], c->group.size, bytes);
+}
+
 int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time *o,
                        const char **why)
 {
@@ -267,6 +292,14 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
     rt_coll_shape_of(t, c->group, c->rank, &sh);
     if (rt_coll_algo_check(t, c->kind, c->algo, &sh, why) < 0) return -1;
     o->latency_s = o->transfer_s = 0;
+    if (t->calib) {
+        /* A one-rank collective moves nothing and calls no peer. */
+        double measured = sh.size > 1 ? calibrated_time(t, c) : 0.0;
+        if (measured >= 0) {
+            o->transfer_s = o->total_s = measured;
+            return 0;
+        }
+    }
     if (sh.size > 1) {
         switch (c->algo) {
         case RT_ALGO_RING:
