@@ -53,7 +53,9 @@ typedef enum {
     RT_CK_PERMUTE,     /* row gather / scatter-add into another order */
     RT_CK_NORM,        /* layer norm */
     RT_CK_SOFTMAX,
-    RT_CK_DENSE_ADAM,      /* the dense optimizer step */
+    RT_CK_DENSE_ADAM, /* the dense optimizer step */
+    RT_CK_SILU,       /* x sigmoid(x): a transcendental per element, compute-bound on a CPU */
+    RT_CK_SILU_BWD,
     RT_CK_ATTENTION,       /* rate: jagged causal attention (HSTU) forward */
     RT_CK_ATTENTION_BWD,   /* rate: its backward */
     RT_CK_INTERACTION,     /* rate: DLRM pairwise dot interaction forward */

@@ -36,8 +36,8 @@ typedef struct rt_xcal {
 typedef int (*rt_xcal_fn)(rt_xcal *c, void *arg);
 
 /* Seconds of FN on this device: one untimed call, then a repetition count agreed by every rank
- * (so ranks measure at the same time), each between two device marks; the median over the
- * repetitions of each rank, then the median over ranks. Every rank calls it. */
+ * (so ranks measure at the same time) run between two device marks; the mean per call of each
+ * rank, then the median over ranks. Every rank calls it. */
 int rt_xcal_time_kernel(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
 /* Seconds of a collective FN: ranks leave a barrier, time one call each; a repetition lasts
  * as long as its slowest rank; the median over repetitions. Every rank calls it. */

@@ -1,6 +1,12 @@
-/* The timing harness of rectwin-calibrate: the device's own timing marks around each call (CUDA
- * events on GPU, the monotonic clock on CPU), as rectwin-exec's runner puts them around each
- * op. Medians, not means: a shared machine's preemptions are outliers in one direction. */
+/* The timing harness of rectwin-calibrate: the device's own timing marks (CUDA events on GPU,
+ * the monotonic clock on CPU), as rectwin-exec's runner puts them around each op.
+ *
+ * A kernel's time is its sustained time: the marks go around a loop of repetitions, not each
+ * call. Ranks that share cores are time-sliced by the OS; a call shorter than a slice often
+ * runs whole at the speed of an idle core, and a median of single calls would report that
+ * speed while the rank's wall clock pays for the slices it waited. Over a loop of many slices
+ * the mean is what a rank gets. Collectives start together from a barrier and are timed one by
+ * one; their median drops the repetitions another job on a shared machine interrupted. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,18 +47,29 @@ static int agree_reps(rt_xcal *c, double first, int *reps)
     return 0;
 }
 
+/* REPS calls of FN between one pair of marks; the mean per call. */
+static int loop_calls(rt_xcal *c, rt_xcal_fn fn, void *arg, int reps, double *mean)
+{
+    rt_xdev *d = c->dev;
+    if (d->ops->mark(d, MARK_START)) return -1;
+    for (int i = 0; i < reps; i++)
+        if (fn(c, arg)) return -1;
+    if (d->ops->mark(d, MARK_END) || d->ops->sync(d)) return -1;
+    *mean = (d->ops->mark_seconds(d, MARK_END) - d->ops->mark_seconds(d, MARK_START)) / reps;
+    return 0;
+}
+
 int rt_xcal_time_kernel(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds)
 {
     double first = 0;
     int reps = 0;
     if (one_call(c, fn, arg, &first) || agree_reps(c, first, &reps)) return -1;
-    double *t = malloc(sizeof *t * (size_t)(reps > c->world ? reps : c->world));
+    double *t = malloc(sizeof *t * (size_t)c->world);
     if (!t) return -1;
-    int rc = 0;
     RT_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    for (int i = 0; i < reps && !rc; i++)
-        rc = one_call(c, fn, arg, &t[i]);
-    double mine = rc ? -1 : median(t, reps);
+    double mine = 0;
+    int rc = loop_calls(c, fn, arg, reps, &mine);
+    if (rc) mine = -1;
     /* Every rank's median; a rank that failed sends -1 and every rank learns of it. */
     if (MPI_Allgather(&mine, 1, MPI_DOUBLE, t, 1, MPI_DOUBLE, MPI_COMM_WORLD) != MPI_SUCCESS) {
         free(t);

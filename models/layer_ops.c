@@ -2,7 +2,9 @@
  * is a piece here). Bytes of pointwise passes are 4-byte floats read + written, the counting
  * the calibration uses for its families (exec/calibrate_kernels.c): elementwise (axpy 12 B per
  * element; a zero fill 4, a bias reduction 4, an activation gradient 12), permute (rows x 8 index
- * bytes + rows x width x 8), norm (forward 8, backward 12 B per element), softmax (the same). */
+ * bytes + rows x width x 8), norm, softmax and SiLU (forward 8, backward 12 B per element):
+ * SiLU and softmax evaluate an exponential per element, which a CPU computes far slower than
+ * it streams bytes, so they have curves of their own. */
 #include "layer_ops.h"
 
 #include "calib.h"
@@ -166,7 +168,7 @@ static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
             bytes(s, RT_CK_NORM, 8 * T * d, 0);
             for (int p = 0; p < np; p++)
                 linear_fwd(s, T, d, p <= C ? A : H * hd);
-            bytes(s, RT_CK_ELEMENTWISE, 8 * T * wu, 0); /* silu */
+            bytes(s, RT_CK_SILU, 8 * T * wu, 0);
             flops(s, RT_CK_ATTENTION, attn, (int)hd);
             for (int c = 1; c < C; c++)
                 flops(s, RT_CK_ATTENTION, 2 * pairs * A, (int)hd); /* position, time */
@@ -181,7 +183,7 @@ static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
                 bytes(s, RT_CK_NORM, 8 * T * d, 0);
                 linear_fwd(s, T, d, F);
                 linear_fwd(s, T, d, F);
-                bytes(s, RT_CK_ELEMENTWISE, 8 * T * F, 0);  /* silu */
+                bytes(s, RT_CK_SILU, 8 * T * F, 0);
                 bytes(s, RT_CK_ELEMENTWISE, 12 * T * F, 0); /* swiglu product */
                 linear_fwd(s, T, F, d);
                 axpy(s, T * d);
@@ -191,7 +193,7 @@ static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
         if (fuxi) {
             linear_bwd(s, T, F, d, 1);
             bytes(s, RT_CK_ELEMENTWISE, 20 * T * F, 0); /* product backward */
-            bytes(s, RT_CK_ELEMENTWISE, 12 * T * F, 0); /* silu backward */
+            bytes(s, RT_CK_SILU_BWD, 12 * T * F, 0);
             linear_bwd(s, T, d, F, 1);
             linear_bwd(s, T, d, F, 1);
             axpy(s, T * d);
@@ -207,7 +209,7 @@ static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
             flops(s, RT_CK_ATTENTION_BWD, 4 * pairs * A, (int)hd);
             axpy(s, T * A);
         }
-        bytes(s, RT_CK_ELEMENTWISE, 12 * T * wu, 0); /* silu backward */
+        bytes(s, RT_CK_SILU_BWD, 12 * T * wu, 0);
         for (int p = 0; p < np; p++) {
             linear_bwd(s, T, d, p <= C ? A : H * hd, 1);
             if (p) axpy(s, T * d);
