@@ -43,7 +43,10 @@ int rt_xcal_time_kernel(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
  * as long as its slowest rank; the median over repetitions. Every rank calls it. */
 int rt_xcal_time_coll(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
 
-/* Writes "KEY: [v0, v1, ...]" (FMT per value) at INDENT spaces to C->out (rank 0). */
+/* The median of V[0..N) (V is sorted in place). */
+double rt_xcal_median(double *v, int n);
+
+/* Writes "KEY: [v0, v1, ...]" at INDENT spaces to C->out (rank 0), eight values a line. */
 void rt_xcal_list(rt_xcal *c, int indent, const char *key, const double *v, int n);
 
 /* The parts of a run; each writes its YAML block on rank 0 and returns 0 or -1. */

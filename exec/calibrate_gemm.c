@@ -1,7 +1,8 @@
 /* GEMM rate over an (m, n, k) grid, through the device's linear_fwd (y = x w^T, no bias, no
  * activation): the call rectwin-exec's dense layers make for every linear layer. The model
  * charges backward GEMMs (other transposes) at the rate of the same shape. The grid is every
- * power of 4 up to the largest size and the largest size itself, in all three dimensions. */
+ * power of 4 up to the largest size and the largest size itself, in all three dimensions, swept
+ * three times (once with --quick). */
 #include <stdlib.h>
 
 #include "calibrate.h"
@@ -40,16 +41,25 @@ int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max
     gemm_arg a = {.x = rt_xcal_alloc(c, big, 0),
                   .w = rt_xcal_alloc(c, big, 0),
                   .y = rt_xcal_alloc(c, big, 1)};
-    double *rate = malloc(sizeof *rate * (size_t)(na * na * na));
-    int rc = a.x && a.w && a.y && rate ? 0 : -1;
-    for (int i = 0; i < na && !rc; i++)
-        for (int j = 0; j < na && !rc; j++)
-            for (int l = 0; l < na && !rc; l++) {
-                a.m = (int64_t)axis[i], a.n = (int64_t)axis[j], a.k = (int64_t)axis[l];
-                double t = 0;
-                rc = rt_xcal_time_kernel(c, gemm_once, &a, &t);
-                rate[(i * na + j) * na + l] = 2.0 * (double)a.m * (double)a.n * (double)a.k / t;
-            }
+    /* The grid is swept PASSES times and each point keeps its median: a point is one short
+     * measurement, and on a shared machine one pass can catch another job's burst; successive
+     * passes catch different ones, so the median drops them. */
+    const int passes = c->o.quick ? 1 : 3, pts = na * na * na;
+    double *rate = malloc(sizeof *rate * (size_t)pts);
+    double *all = malloc(sizeof *all * (size_t)(pts * passes));
+    int rc = a.x && a.w && a.y && rate && all ? 0 : -1;
+    for (int p = 0; p < passes && !rc; p++)
+        for (int i = 0; i < na && !rc; i++)
+            for (int j = 0; j < na && !rc; j++)
+                for (int l = 0; l < na && !rc; l++) {
+                    a.m = (int64_t)axis[i], a.n = (int64_t)axis[j], a.k = (int64_t)axis[l];
+                    double t = 0;
+                    rc = rt_xcal_time_kernel(c, gemm_once, &a, &t);
+                    all[(long)((i * na + j) * na + l) * passes + p] =
+                        2.0 * (double)a.m * (double)a.n * (double)a.k / t;
+                }
+    for (int q = 0; q < pts && !rc; q++)
+        rate[q] = rt_xcal_median(all + (long)q * passes, passes);
     for (int d = 0; d < n_dtypes && !rc && c->out; d++) {
         fprintf(c->out, "        - dtype: %s\n", dtypes[d]);
         rt_xcal_list(c, 10, "m", axis, na);
@@ -61,6 +71,7 @@ int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max
         fprintf(c->log, "calibrate: gemm %s%s, %d^3 shapes up to %g\n", dtypes[0],
                 n_dtypes > 1 ? " (and the other dtypes: same kernels)" : "", na, max_size);
     free(rate);
+    free(all);
     if (a.x) c->dev->ops->release(c->dev, (void *)a.x);
     if (a.w) c->dev->ops->release(c->dev, (void *)a.w);
     if (a.y) c->dev->ops->release(c->dev, a.y);

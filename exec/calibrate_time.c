@@ -22,7 +22,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double rt_xcal_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -78,7 +78,7 @@ int rt_xcal_time_kernel(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds)
     }
     for (int r = 0; r < c->world; r++)
         if (t[r] < 0) rc = -1;
-    *seconds = rc ? 0 : median(t, c->world);
+    *seconds = rc ? 0 : rt_xcal_median(t, c->world);
     free(t);
     return rc;
 }
@@ -104,7 +104,7 @@ int rt_xcal_time_coll(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds)
         fprintf(stderr, "calibrate: MPI_Allreduce of collective times failed\n");
         return -1;
     }
-    *seconds = median(t + reps, reps);
+    *seconds = rt_xcal_median(t + reps, reps);
     free(t);
     int any = rc;
     RT_MPI_CHECK(MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
