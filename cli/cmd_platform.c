@@ -84,9 +84,18 @@ static int write_platform(const platform_args *a, const rt_topology *t)
         return 1;
     }
     int pairs = a->pair_routes >= 0 ? a->pair_routes : p->world <= RT_PAIR_ROUTES_AUTO_MAX;
-    rt_atomic_file f;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", a->out);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    rt_atomic_file f = {0};
     int rc = 1;
-    if (rt_atomic_open(&f, a->out) < 0) {
+    if (rt_platform_check_size(p, pairs, dir, "rectwin platform", stderr) < 0) {
+        /* refused before writing anything */
+    } else if (rt_atomic_open(&f, a->out) < 0) {
         fprintf(stderr, "rectwin platform: cannot write '%s': %s\n", a->out, strerror(errno));
     } else if (rt_platform_write_xml(p, t, pairs, 1, f.f) < 0 || rt_atomic_commit(&f) < 0) {
         fprintf(stderr, "rectwin platform: cannot write '%s' (disk full?)\n", a->out);
