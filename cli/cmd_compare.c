@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "json.h"
 #include "manifest.h"
@@ -1127,7 +1128,9 @@ static void usage(FILE *f)
             "  --json    one JSON object: headline, phases, ops_mape, phases_mape (percent),\n"
             "            worst_ops, unmatched; rel_err values are fractions, not percent;\n"
             "            n/a is null; occurrence counts repeats of an op's key from 1\n"
-            "  --top N   how many worst ops to list (default %d)\n",
+            "  --top N   how many worst ops to list (default %d)\n"
+            "\nexample: a prediction against a 4-rank CPU run of the same scenario\n"
+            "  rectwin compare results/exec-cpu/analytic results/exec-cpu/exec --top 5\n",
             DEFAULT_TOP);
 }
 
@@ -1165,7 +1168,11 @@ static int parse_args(int argc, char **argv, compare_args *a)
         } else if (!strcmp(s, "--top") || !strncmp(s, "--top=", 6)) {
             const char *v = s[5] == '=' ? s + 6 : i + 1 < argc ? argv[++i] : NULL;
             if (parse_top(v, &a->top)) return 2;
-        } else if (s[0] == '-' || a->n_dirs == 2) {
+        } else if (s[0] == '-') {
+            static const char *const options[] = {"--json", "--top", "--help", NULL};
+            rt_cli_unknown("rectwin compare", "option", s, options);
+            return 2;
+        } else if (a->n_dirs == 2) {
             fprintf(stderr, "rectwin compare: unexpected argument '%s'\n", s);
             usage(stderr);
             return 2;

@@ -76,6 +76,12 @@ refused huge_platform "would be about .* GiB of XML .*; allowed: at most 1 GiB" 
 refused huge_collective "simgrid: the SimGrid platform of 131072 nodes would be about" \
   "$rectwin" collective --topology "$src/topologies/dgx-h100.yaml" --nodes 131072 --op allreduce \
   --bytes 1GiB --engine simgrid
+# A full disk while writing results (writes past 4 KiB fail with EFBIG, SIGXFSZ ignored): a
+# clear message, and no result file, not even a partial set.
+refused full_disk "cannot write" \
+  bash -c 'trap "" XFSZ; ulimit -f 4; exec "$0" "$@"' "$rectwin" sim "$scn" --engine analytic \
+  --quiet --out "$tmp/full"
+[ -z "$(ls -A "$tmp/full" 2>/dev/null)" ] || fail "full_disk: left files behind: $(ls "$tmp/full")"
 # A draw that cannot fit in memory is refused at once with the estimate and the keys to change
 # (the figure depends on the machine, the message does not).
 refused huge_exact "needs about .* GiB of IDs, more than half of this machine's" \
