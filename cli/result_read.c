@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "csv_read.h"
@@ -422,6 +423,18 @@ int rt_ops_load(rt_ops *t, const char *path, FILE *err)
 
 /* ---- a result directory --------------------------------------------------------------- */
 
+static int check_dir(const char *dir, const char *who, FILE *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        fprintf(err, "%s: %s: %s\n", who, dir, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) return 0;
+    fprintf(err, "%s: %s: not a result directory (one with summary.json and ops.csv)\n", who, dir);
+    return -1;
+}
+
 int rt_result_dir_load(const char *dir, rt_summary *s, rt_ops *t, const char *who, FILE *err)
 {
     char *json = rt_path_join(dir, "summary.json"), *ops = rt_path_join(dir, "ops.csv");
@@ -430,7 +443,8 @@ int rt_result_dir_load(const char *dir, rt_summary *s, rt_ops *t, const char *wh
     memset(t, 0, sizeof *t);
     if (!json || !ops)
         fprintf(err, "%s: out of memory\n", who);
-    else if (rt_manifest_check(dir, err) >= 0 && !rt_summary_load(s, json, err))
+    else if (check_dir(dir, who, err) == 0 && rt_manifest_check(dir, err) >= 0 &&
+             !rt_summary_load(s, json, err))
         rc = rt_ops_load(t, ops, err) ? -1 : 0;
     if (rc) rt_summary_free(s);
     free(json);
