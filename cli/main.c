@@ -16,6 +16,7 @@ static const rt_cli_command commands[] = {
     {"partition", "", "Tower Partitioner: features into balanced towers (sptt)", rt_cmd_partition},
     {"compare", "PRED MEAS", "predicted against measured results: metrics, phases, ops",
      rt_cmd_compare},
+    {"plot", "KIND ...", "draw rooflines, scaling, breakdowns, timelines (gnuplot)", rt_cmd_plot},
     {NULL, NULL, NULL, NULL},
 };
 
