@@ -37,7 +37,8 @@ typedef struct rt_plot_kind {
     int (*draw)(const rt_plot_args *a, rt_plot *p, FILE *err);
 } rt_plot_kind;
 
-extern const rt_plot_kind rt_plot_roofline, rt_plot_bwroofline, rt_plot_timeline;
+extern const rt_plot_kind rt_plot_roofline, rt_plot_bwroofline, rt_plot_scaling, rt_plot_breakdown,
+    rt_plot_timeline;
 
 /* ---- shared by the kinds (plot_common.c) ---------------------------------------------- */
 
