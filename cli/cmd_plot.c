@@ -13,9 +13,13 @@
 
 enum { EXIT_USAGE = 2, MAX_PIXELS = 10000 };
 
-static const rt_plot_kind *const kinds[] = {&rt_plot_roofline, &rt_plot_bwroofline,
-                                            &rt_plot_scaling,  &rt_plot_breakdown,
-                                            &rt_plot_timeline, NULL};
+static const rt_plot_kind *const kinds[] = {&rt_plot_roofline,
+                                            &rt_plot_bwroofline,
+                                            &rt_plot_scaling,
+                                            &rt_plot_breakdown,
+                                            &rt_plot_compare,
+                                            &rt_plot_timeline,
+                                            NULL};
 
 /* The options of every kind, then those a kind adds (bit i of rt_plot_kind.options names
  * extra_options[i]). */

@@ -38,7 +38,7 @@ typedef struct rt_plot_kind {
 } rt_plot_kind;
 
 extern const rt_plot_kind rt_plot_roofline, rt_plot_bwroofline, rt_plot_scaling, rt_plot_breakdown,
-    rt_plot_timeline;
+    rt_plot_compare, rt_plot_timeline;
 
 /* ---- shared by the kinds (plot_common.c) ---------------------------------------------- */
 
