@@ -106,7 +106,7 @@ static void title_dirs(breakdown *b, const rt_summary *s)
     snprintf(b->plans + len, sizeof b->plans - len, "%s%s", len ? ", " : "", s->plan);
     b->plans_differ |= strcmp(s->plan, b->first.plan) != 0;
     rt_summary t = b->first;
-    if (b->plans_differ) snprintf(t.plan, sizeof t.plan, "%s", b->plans);
+    if (b->plans_differ) snprintf(t.plan, sizeof t.plan, "%.*s", (int)sizeof t.plan - 1, b->plans);
     rt_plot_title_text(b->title, sizeof b->title, "Breakdown", &t, NULL);
 }
 
@@ -269,6 +269,27 @@ static void write_xtics(const breakdown *b, FILE *gp)
     fprintf(gp, ")\nset xrange [-0.7:%d.7]\n", b->n_bars - 1);
 }
 
+/* Communication phases are tinted and hatched in their colour, compute phases solid. */
+static void write_phase(const breakdown *b, FILE *gp, int *n, const char *file, int ph)
+{
+    /* The colour comes before the fill style, whose "border lc" would take it otherwise. */
+    const char *color = rt_plot_color(ph);
+    if (b->comm[ph]) {
+        rt_plot_next(gp, n);
+        fprintf(gp,
+                "'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' fs transparent solid "
+                "0.3 noborder notitle",
+                file, ph, color);
+    }
+    rt_plot_next(gp, n);
+    fprintf(
+        gp, "'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' %s title ", file, ph, color,
+        b->comm[ph] ? "fs transparent pattern 4 border" : "fs solid 0.9 border lc rgb '#ffffff'");
+    char title[300];
+    snprintf(title, sizeof title, "%s%s", b->phase[ph], b->comm[ph] ? " (comm)" : "");
+    rt_plot_string(gp, title);
+}
+
 static int write_script(const breakdown *b, rt_plot *p, FILE *data, const char *file)
 {
     const char *unit_name;
@@ -286,15 +307,8 @@ static int write_script(const breakdown *b, rt_plot *p, FILE *data, const char *
             unit_name);
     write_xtics(b, gp);
     int n = 0;
-    for (int ph = 0; ph < b->n_phases; ph++) {
-        rt_plot_next(gp, &n);
-        fprintf(gp, "'%s' index %d using 1:2:3:4 with boxxyerror %s lc rgb '%s' title ", file, ph,
-                b->comm[ph] ? "fs pattern 4 border" : "fs solid 0.9 border lc rgb '#ffffff'",
-                rt_plot_color(ph));
-        char title[300];
-        snprintf(title, sizeof title, "%s%s", b->phase[ph], b->comm[ph] ? " (comm)" : "");
-        rt_plot_string(gp, title);
-    }
+    for (int ph = 0; ph < b->n_phases; ph++)
+        write_phase(b, gp, &n, file, ph);
     rt_plot_next(gp, &n);
     fprintf(gp,
             "'%s' index %d using 1:2:3:4 with boxxyerror fs solid 1.0 noborder lc rgb "

@@ -111,7 +111,7 @@ int rt_plot_is_comm_phase(const char *phase)
 /* Distinguishable in colour and in grey (the Tableau 10, then darker and lighter variants). */
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                                       "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-                                      "#1f4e79", "#a0522d", "#2e7d32", "#8e0000", "#00838f",
+                                      "#1f4e79", "#a0522d", "#2e7d32", "#7f7f00", "#00838f",
                                       "#b8860b", "#6a1b9a", "#c2185b", "#5d4037", "#616161"};
 
 const char *rt_plot_color(int i)

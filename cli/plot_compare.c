@@ -70,7 +70,7 @@ static void range(const rt_comparison *c, double unit, double *lo, double *hi)
         rt_plot_range_add(&r, m / unit);
     }
     *lo = r.lo > 0 ? pow(10, floor(log10(r.lo / 2))) : 1e-3;
-    *hi = r.hi > 0 ? pow(10, ceil(log10(r.hi * 4))) : 1;
+    *hi = r.hi > 0 ? pow(10, ceil(log10(r.hi * 1.6))) : 1;
 }
 
 static void write_xtics(const rt_comparison *c, FILE *gp)

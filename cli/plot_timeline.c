@@ -165,13 +165,15 @@ static int draw(const rt_plot_args *a, rt_plot *p, FILE *err)
     } else if (t.n_rows == 0) {
         fprintf(err, "rectwin plot timeline: %s/ops.csv has no ops\n", a->input[0]);
     } else {
-        if (!p->size_given) p->height = 150 + ROW_PIXELS * t.n_rows;
         const char *unit_name;
         double unit = rt_plot_time_unit(t.end_s, &unit_name);
         char file[512];
         FILE *f = rt_plot_data(p, "ops", file, sizeof file);
         if (f) {
             int blocks = write_ops(&t, f, unit, names);
+            /* Room for the rows, and for the legend in one column. */
+            if (!p->size_given)
+                p->height = 150 + ROW_PIXELS * (t.n_rows > blocks ? t.n_rows : blocks * 2 / 3);
             char what[64];
             snprintf(what, sizeof what, "Timeline (ranks %ld-%ld of %ld)", t.rank[0],
                      t.rank[t.n_ranks - 1], t.n_all_ranks);
