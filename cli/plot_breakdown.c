@@ -277,14 +277,14 @@ static void write_phase(const breakdown *b, FILE *gp, int *n, const char *file, 
     if (b->comm[ph]) {
         rt_plot_next(gp, n);
         fprintf(gp,
-                "'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' fs transparent solid "
+                "%s index %d using 1:2:3:4 with boxxyerror lc rgb '%s' fs transparent solid "
                 "0.3 noborder notitle",
                 file, ph, color);
     }
     rt_plot_next(gp, n);
-    fprintf(
-        gp, "'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' %s title ", file, ph, color,
-        b->comm[ph] ? "fs transparent pattern 4 border" : "fs solid 0.9 border lc rgb '#ffffff'");
+    fprintf(gp, "%s index %d using 1:2:3:4 with boxxyerror lc rgb '%s' %s title ", file, ph, color,
+            b->comm[ph] ? "fs transparent pattern 4 border"
+                        : "fs solid 0.9 border lc rgb '#ffffff'");
     char title[300];
     snprintf(title, sizeof title, "%s%s", b->phase[ph], b->comm[ph] ? " (comm)" : "");
     rt_plot_string(gp, title);
@@ -311,12 +311,12 @@ static int write_script(const breakdown *b, rt_plot *p, FILE *data, const char *
         write_phase(b, gp, &n, file, ph);
     rt_plot_next(gp, &n);
     fprintf(gp,
-            "'%s' index %d using 1:2:3:4 with boxxyerror fs solid 1.0 noborder lc rgb "
+            "%s index %d using 1:2:3:4 with boxxyerror fs solid 1.0 noborder lc rgb "
             "'#c00000' title 'exposed comm'",
             file, b->n_phases);
     rt_plot_next(gp, &n);
     fprintf(gp,
-            "'%s' index %d using 1:2:3:(0) with vectors nohead lw 3 lc rgb '#000000' title "
+            "%s index %d using 1:2:3:(0) with vectors nohead lw 3 lc rgb '#000000' title "
             "'iteration time'\n",
             file, b->n_phases + 1);
     return 0;

@@ -95,7 +95,7 @@ static void write_points_plot(FILE *gp, int *n_elems, const char *file, const rt
         int group = b % 2;
         rt_plot_next(gp, n_elems);
         fprintf(gp,
-                "'%s' index %d using 1:2 with points pt %d ps 0.8 lc rgb '%s' title '%s %s (%ld)'",
+                "%s index %d using 1:2 with points pt %d ps 0.8 lc rgb '%s' title '%s %s (%ld)'",
                 file, b, shape[b / 4][group], color[panel][group], sd[b / 4].label,
                 what[panel][group], pt->count[b]);
     }

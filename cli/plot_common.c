@@ -4,20 +4,6 @@
 
 #include "plot_kind.h"
 
-/* TEXT as a gnuplot single-quoted string in BUF: '' is a quote, nothing else is special. */
-static const char *quoted(char *buf, size_t size, const char *text)
-{
-    size_t w = 0;
-    buf[w++] = '\'';
-    for (const char *c = text; *c && w + 3 < size; c++) {
-        if (*c == '\'') buf[w++] = '\'';
-        buf[w++] = (unsigned char)*c < 0x20 ? ' ' : *c;
-    }
-    buf[w++] = '\'';
-    buf[w] = '\0';
-    return buf;
-}
-
 const char *rt_plot_title_text(char *buf, size_t size, const char *what, const rt_summary *s,
                                const rt_summary *meas)
 {
@@ -32,7 +18,7 @@ const char *rt_plot_title_text(char *buf, size_t size, const char *what, const r
         snprintf(ranks, sizeof ranks, ", %ld ranks", s->ranks);
     snprintf(title, sizeof title, "%s: %s (plan%s %s), engine %s, topology %s%s", what, s->scenario,
              strchr(s->plan, ',') ? "s" : "", s->plan, engine, s->topology, ranks);
-    return quoted(buf, size, title);
+    return rt_plot_quote(buf, size, title);
 }
 
 void rt_plot_title(rt_plot *p, const char *what, const rt_summary *s, const rt_summary *meas)
@@ -58,7 +44,7 @@ const char *rt_plot_sweep_title_text(char *buf, size_t size, const char *what, c
     const char *name = strrchr(path, '/');
     if (w > 0 && (size_t)w < sizeof title)
         snprintf(title + w, sizeof title - (size_t)w, " (sweep %s)", name ? name + 1 : path);
-    return quoted(buf, size, title);
+    return rt_plot_quote(buf, size, title);
 }
 
 int rt_plot_side_load(rt_plot_side *d, const char *dir, const char *label, const char *who,

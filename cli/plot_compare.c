@@ -108,15 +108,15 @@ static void write_script(const rt_comparison *c, rt_plot *p, FILE *data, const c
             lo, hi, unit_name);
     write_xtics(c, gp);
     fprintf(gp,
-            "plot \\\n  '%s' index 0 using 1:2:3:4 with boxxyerror lc rgb '#4e79a7' title "
+            "plot \\\n  %s index 0 using 1:2:3:4 with boxxyerror lc rgb '#4e79a7' title "
             "'predicted (%s)', \\\n",
             file, c->pred.engine);
     fprintf(gp,
-            "  '%s' index 1 using 1:2:3:4 with boxxyerror lc rgb '#f28e2b' title "
+            "  %s index 1 using 1:2:3:4 with boxxyerror lc rgb '#f28e2b' title "
             "'measured (%s)', \\\n",
             file, c->meas.engine);
     fprintf(gp,
-            "  '%s' index 2 using 1:2:3 with labels font 'Sans,9' title 'error = (pred - meas) "
+            "  %s index 2 using 1:2:3 with labels font 'Sans,9' title 'error = (pred - meas) "
             "/ meas'\n",
             file);
 }

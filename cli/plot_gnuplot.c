@@ -38,6 +38,19 @@ void rt_plot_string(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+const char *rt_plot_quote(char *buf, size_t size, const char *s)
+{
+    size_t w = 0;
+    buf[w++] = '\'';
+    for (; *s && w + 3 < size; s++) {
+        if (*s == '\'') buf[w++] = '\'';
+        buf[w++] = (unsigned char)*s < 0x20 ? ' ' : *s;
+    }
+    buf[w++] = '\'';
+    buf[w] = '\0';
+    return buf;
+}
+
 void rt_plot_field(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -132,11 +145,13 @@ FILE *rt_plot_data(rt_plot *p, const char *name, char *file, size_t size)
         fprintf(p->err, "rectwin plot: too many data files\n");
         return NULL;
     }
-    snprintf(file, size, "%s.%s.dat", p->stem, name);
-    char *path = rt_path_join(p->dir, file);
+    char base[4096];
+    snprintf(base, sizeof base, "%s.%s.dat", p->stem, name);
+    char *path = rt_path_join(p->dir, base);
+    rt_plot_quote(file, size, base);
     rt_atomic_file *a = &p->data[p->n_data];
     if (!path || rt_atomic_open(a, path)) {
-        fprintf(p->err, "rectwin plot: cannot write '%s': %s\n", path ? path : file,
+        fprintf(p->err, "rectwin plot: cannot write '%s': %s\n", path ? path : base,
                 strerror(errno));
         free(path);
         return NULL;

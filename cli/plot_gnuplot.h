@@ -42,8 +42,9 @@ int rt_plot_open(rt_plot *p, const char *image, int width, int height, int size_
  * call: the kind writes the body with it. */
 FILE *rt_plot_script(rt_plot *p);
 
-/* Opens the data file STEM.NAME.dat; FILE receives the name the script uses for it. NULL
- * (message printed) on failure or when the plot has RT_PLOT_MAX_DATA files already. */
+/* Opens the data file STEM.NAME.dat; FILE receives its name as the script writes it (a quoted
+ * gnuplot string). NULL (message printed) on failure or when the plot has RT_PLOT_MAX_DATA
+ * files already. */
 FILE *rt_plot_data(rt_plot *p, const char *name, char *file, size_t size);
 
 /* Publishes the data files and the script, then runs GNUPLOT (NULL: "gnuplot" from PATH) on
@@ -56,6 +57,8 @@ void rt_plot_free(rt_plot *p);
 
 /* S as a gnuplot single-quoted string ('' for a quote; control characters become spaces). */
 void rt_plot_string(FILE *f, const char *s);
+/* The same into BUF (SIZE >= 3), truncated to fit; returns BUF. */
+const char *rt_plot_quote(char *buf, size_t size, const char *s);
 /* S as a double-quoted field of a data file (quotes and control characters become '_'). */
 void rt_plot_field(FILE *f, const char *s);
 

@@ -102,7 +102,7 @@ static void write_plot(rt_plot *p, const rt_plot_side *sd, int n_sides, FILE *da
         if (!count[b]) continue;
         rt_plot_next(gp, &n_elems);
         fprintf(gp,
-                "'%s' index %d using 1:2 with points pt %d ps 0.8 lc rgb '%s' title "
+                "%s index %d using 1:2 with points pt %d ps 0.8 lc rgb '%s' title "
                 "'%s %s ops (%ld)'",
                 file, b, shape[b / 2][b % 2], b % 2 ? "#e15759" : "#4e79a7", sd[b / 2].label,
                 group[b % 2], count[b]);

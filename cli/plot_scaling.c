@@ -154,7 +154,7 @@ static void write_panel(const scaling *s, FILE *gp, const char *file, int eff)
     }
     for (int line = 0; line < s->n_lines; line++) {
         rt_plot_next(gp, &n);
-        fprintf(gp, "'%s' index %d using 1:%d with linespoints lw 2 pt 7 lc rgb '%s' title ", file,
+        fprintf(gp, "%s index %d using 1:%d with linespoints lw 2 pt 7 lc rgb '%s' title ", file,
                 line, eff ? 3 : 2, rt_plot_color(line));
         rt_plot_string(gp, s->label[line]);
     }

@@ -152,6 +152,32 @@ static void write_axes(timeline *t, FILE *gp, const char *unit_name, double unit
     }
 }
 
+static void write_plot(timeline *t, rt_plot *p, const rt_summary *s, FILE *data, const char *file,
+                       const char **names)
+{
+    const char *unit_name;
+    double unit = rt_plot_time_unit(t->end_s, &unit_name);
+    int blocks = write_ops(t, data, unit, names);
+    /* Room for the rows, and for the legend in one column. */
+    if (!p->size_given)
+        p->height = 150 + ROW_PIXELS * (t->n_rows > blocks ? t->n_rows : blocks * 2 / 3);
+    char what[96];
+    snprintf(what, sizeof what, "Timeline (ranks %ld-%ld of %ld)", t->rank[0],
+             t->rank[t->n_ranks - 1], t->n_all_ranks);
+    rt_plot_title(p, what, s, NULL);
+    FILE *gp = rt_plot_script(p);
+    write_axes(t, gp, unit_name, unit);
+    fprintf(gp, "set key outside right top title 'phase'\nset style fill solid 1.0 noborder\n");
+    int n = 0;
+    for (int b = 0; b < blocks; b++) {
+        rt_plot_next(gp, &n);
+        fprintf(gp, "%s index %d using 1:2:3:4 with boxxyerror lc rgb '%s' title ", file, b,
+                rt_plot_color(b));
+        rt_plot_string(gp, names[b]);
+    }
+    fputc('\n', gp);
+}
+
 static int draw(const rt_plot_args *a, rt_plot *p, FILE *err)
 {
     rt_summary s;
@@ -159,39 +185,16 @@ static int draw(const rt_plot_args *a, rt_plot *p, FILE *err)
     if (rt_result_dir_load(a->input[0], &s, &ops, "rectwin plot timeline", err)) return -1;
     timeline t = {.ops = &ops};
     const char **names = malloc(((size_t)ops.n + 1) * sizeof *names);
+    char file[512];
+    FILE *data;
     int rc = -1;
     if (!names || pick_ranks(&t, a->ranks ? a->ranks : DEFAULT_RANKS) || assign_rows(&t)) {
         fprintf(err, "rectwin plot timeline: out of memory\n");
     } else if (t.n_rows == 0) {
         fprintf(err, "rectwin plot timeline: %s/ops.csv has no ops\n", a->input[0]);
-    } else {
-        const char *unit_name;
-        double unit = rt_plot_time_unit(t.end_s, &unit_name);
-        char file[512];
-        FILE *f = rt_plot_data(p, "ops", file, sizeof file);
-        if (f) {
-            int blocks = write_ops(&t, f, unit, names);
-            /* Room for the rows, and for the legend in one column. */
-            if (!p->size_given)
-                p->height = 150 + ROW_PIXELS * (t.n_rows > blocks ? t.n_rows : blocks * 2 / 3);
-            char what[64];
-            snprintf(what, sizeof what, "Timeline (ranks %ld-%ld of %ld)", t.rank[0],
-                     t.rank[t.n_ranks - 1], t.n_all_ranks);
-            rt_plot_title(p, what, &s, NULL);
-            FILE *gp = rt_plot_script(p);
-            write_axes(&t, gp, unit_name, unit);
-            fprintf(gp, "set key outside right top title 'phase' noenhanced\n"
-                        "set style fill solid 1.0 noborder\n");
-            int n_elems = 0;
-            for (int b = 0; b < blocks; b++) {
-                rt_plot_next(gp, &n_elems);
-                fprintf(gp, "'%s' index %d using 1:2:3:4 with boxxyerror lc rgb '%s' title ", file,
-                        b, rt_plot_color(b));
-                rt_plot_string(gp, names[b]);
-            }
-            fputc('\n', gp);
-            rc = 0;
-        }
+    } else if ((data = rt_plot_data(p, "ops", file, sizeof file))) {
+        write_plot(&t, p, &s, data, file, names);
+        rc = 0;
     }
     free(names);
     timeline_free(&t);

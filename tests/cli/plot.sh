@@ -67,6 +67,7 @@ draw breakdown "$out/img/breakdown.png" "$out/pred" "$out/hsp"
 draw breakdown "$out/img/breakdown-sweep.png" "$out/sweep.csv" --by plan.name,topology.nodes
 draw compare "$out/img/compare.png" "$out/pred" "$out/meas"
 draw timeline "$out/img/timeline.png" "$out/pred" --ranks 2
+draw timeline "$out/img/it's a \"name\".png" "$out/pred" # quotes and spaces in the file name
 for f in "$out"/img/*.png; do check_png "$f"; done
 
 # What the images say: the title names scenario, engine and topology; axes have units.
