@@ -14,7 +14,7 @@ set ytics scale 0 ('rank 0 compute' 0, 'rank 0 comm' 1, 'rank 0 copy' 2, 'rank 1
 set grid xtics lc rgb '#dddddd'
 set mxtics
 set arrow from graph 0, first 2.5 to graph 1, first 2.5 nohead lc rgb '#999999' dt 2
-set key outside right top title 'phase' noenhanced
+set key outside right top title 'phase'
 set style fill solid 1.0 noborder
 plot \
   'timeline.ops.dat' index 0 using 1:2:3:4 with boxxyerror lc rgb '#4e79a7' title 'input.h2d', \
