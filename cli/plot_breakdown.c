@@ -195,7 +195,7 @@ static int add_row(breakdown *b, const rt_sweep *t, long row, const int *by, int
     r->exposed_s = e >= 0 && !rt_sweep_number(t, row, e, &x) ? x : NAN;
     r->iteration_s = it >= 0 && !rt_sweep_number(t, row, it, &x) ? x : NAN;
     rt_sweep_label(t, row, by, n_by, r->label, sizeof r->label);
-    if (!n_by) snprintf(r->label, sizeof r->label, "row %ld", row + 2);
+    if (!n_by) snprintf(r->label, sizeof r->label, "line %d", rt_sweep_line(t, row));
     return 0;
 }
 

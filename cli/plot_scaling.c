@@ -103,9 +103,10 @@ static int check_unique(const scaling *s, const char *path, FILE *err)
         if (a->line != b->line || a->gpus != b->gpus) continue;
         int d = rt_sweep_differing(&s->t, a->row, b->row, s->by, s->n_by);
         fprintf(err,
-                "rectwin plot scaling: %s: rows %ld and %ld are both '%s' at %g GPUs; name "
+                "rectwin plot scaling: %s: lines %d and %d are both '%s' at %g GPUs; name "
                 "what tells them apart with --by",
-                path, a->row + 2, b->row + 2, s->label[a->line], a->gpus);
+                path, rt_sweep_line(&s->t, a->row), rt_sweep_line(&s->t, b->row), s->label[a->line],
+                a->gpus);
         if (d >= 0) fprintf(err, " (they differ in '%s')", s->t.header.f[d].text);
         fputc('\n', err);
         return -1;

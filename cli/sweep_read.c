@@ -77,6 +77,11 @@ const char *rt_sweep_text(const rt_sweep *t, long row, int col)
     return t->cell[row * t->n_cols + col].text;
 }
 
+int rt_sweep_line(const rt_sweep *t, long row)
+{
+    return t->cell[row * t->n_cols].line;
+}
+
 int rt_sweep_number(const rt_sweep *t, long row, int col, double *out)
 {
     const char *s = rt_sweep_text(t, row, col);

@@ -26,6 +26,8 @@ int rt_sweep_col(const rt_sweep *t, const char *name);
 /* The first of the NULL-terminated NAMES that is a column, or -1. */
 int rt_sweep_col_any(const rt_sweep *t, const char *const *names);
 const char *rt_sweep_text(const rt_sweep *t, long row, int col);
+/* The line of the file where ROW starts (the header is line 1). */
+int rt_sweep_line(const rt_sweep *t, long row);
 /* The cell as a finite number: 0, or -1 when it is empty or not a number (a failed point). */
 int rt_sweep_number(const rt_sweep *t, long row, int col, double *out);
 
