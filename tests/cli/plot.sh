@@ -73,13 +73,13 @@ for f in "$out"/img/*.png; do check_png "$f"; done
 # What the images say: the title names scenario, engine and topology; axes have units.
 grep -q "Roofline: tiny (plan flat), engine analytic, topology dgx-h100, 2 nodes, 4 ranks" \
   "$out/img/roofline.gp" || fail "roofline title: $(grep title "$out/img/roofline.gp")"
-grep -q "FLOP/s" "$out/img/roofline.gp" && grep -q "logscale xy" "$out/img/roofline.gp" ||
-  fail "roofline axes"
+grep -q "FLOP/s" "$out/img/roofline.gp" || fail "roofline units"
+grep -q "logscale xy" "$out/img/roofline.gp" || fail "roofline log axes"
 grep -q "bf16/fp16 peak 989 TFLOP/s" "$out/img/roofline.gp" || fail "roofline ceilings"
 grep -q "B/s" "$out/img/bwroofline.gp" || fail "bwroofline axes"
 grep -q "scaling efficiency" "$out/img/scaling.gp" || fail "scaling panel"
-grep -q "'hsp'" "$out/img/scaling.gp" && grep -q "'flat'" "$out/img/scaling.gp" ||
-  fail "scaling lines per plan"
+grep -q "'hsp'" "$out/img/scaling.gp" || fail "scaling: no hsp line"
+grep -q "'flat'" "$out/img/scaling.gp" || fail "scaling: no flat line"
 grep -q "exposed comm" "$out/img/breakdown.gp" || fail "breakdown exposed comm"
 grep -q "'flat / 1' 0" "$out/img/breakdown-sweep.gp" || fail "breakdown --by labels"
 grep -q "MAPE over phases" "$out/img/compare.gp" || fail "compare MAPE"
@@ -96,7 +96,13 @@ draw compare "$out/img/c.pdf" "$out/pred" "$out/meas"
 rm "$out/img/timeline.png"
 (cd "$out/img" && "$gnuplot" timeline.gp) || fail "the script does not redraw"
 check_png "$out/img/timeline.png"
-if ls "$out/img" | grep -q '\.tmp\.'; then fail "temporary files left: $(ls "$out/img")"; fi
+no_temporaries() { # WHEN
+  local f
+  for f in "$out"/img/*.tmp.*; do
+    [ ! -e "$f" ] || fail "$1: temporary file left: $f"
+  done
+}
+no_temporaries "after drawing"
 
 # No gnuplot on PATH: exit 1, a clear message, the script and data written, no image.
 mkdir "$out/nognu"
@@ -107,7 +113,8 @@ rc=$?
 set -e
 [ "$rc" = 1 ] || fail "without gnuplot: exit $rc, not 1"
 grep -q "gnuplot not found on PATH" "$out/err" || fail "without gnuplot: $(cat "$out/err")"
-[ -s "$out/nognu/c.gp" ] && [ -s "$out/nognu/c.bars.dat" ] || fail "without gnuplot: no script"
+[ -s "$out/nognu/c.gp" ] || fail "without gnuplot: no script"
+[ -s "$out/nognu/c.bars.dat" ] || fail "without gnuplot: no data"
 [ ! -e "$out/nognu/c.png" ] || fail "without gnuplot: an image appeared"
 
 # A gnuplot that fails: exit 1, the old image kept, no temporary image left.
@@ -123,7 +130,7 @@ set -e
 [ "$rc" = 1 ] || fail "failing gnuplot: exit $rc, not 1"
 grep -q "gnuplot failed (exit status 3)" "$out/err" || fail "failing gnuplot: $(cat "$out/err")"
 cmp -s "$out/img/compare.png" "$out/img/keep.png" || fail "failing gnuplot replaced the image"
-if ls "$out/img" | grep -q '\.tmp\.'; then fail "failing gnuplot left temporary files"; fi
+no_temporaries "failing gnuplot"
 
 # Bad usage: exit 2 and the closest valid name (a column is known once the table is read: 1).
 expect_usage() { # PATTERN ARGS...
@@ -154,5 +161,5 @@ grep -q 'plot' <<<"$("$rectwin" --help)" || fail "rectwin --help lacks plot"
 expect 1 "sweep.csv: not a result directory" roofline "$out/sweep.csv" -o "$out/x.png"
 printf 'ranks,samples_per_s\n8,"1e6\n' >"$out/bad.csv"
 expect 1 "bad.csv:2:3: quoted field is never closed" scaling "$out/bad.csv" -o "$out/x.png"
-[ ! -e "$out/x.png" ] && [ ! -e "$out/x.gp" ] || fail "bad input left files"
+for f in "$out/x.png" "$out/x.gp"; do [ ! -e "$f" ] || fail "bad input left $f"; done
 echo "plot ok"
