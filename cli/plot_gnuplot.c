@@ -96,9 +96,8 @@ FILE *rt_plot_script(rt_plot *p)
             "# (the data files %s.*.dat are read from there).\n",
             p->stem, p->stem);
     fprintf(f, "if (!exists(\"outfile\")) outfile = ");
-    char out[4096];
-    snprintf(out, sizeof out, "%s%s", p->stem, extensions[p->format]);
-    rt_plot_string(f, out);
+    const char *slash = strrchr(p->image, '/');
+    rt_plot_string(f, slash ? slash + 1 : p->image);
     double w = p->width, h = p->height;
     if (p->format == RT_PLOT_PDF)
         fprintf(f, "\nset terminal %s size %.2fin,%.2fin", terminals[p->format], w / 100, h / 100);
