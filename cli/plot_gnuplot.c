@@ -122,6 +122,12 @@ int rt_plot_open(rt_plot *p, const char *image, int width, int height, int size_
         fprintf(err, "rectwin plot: '%s': the image must end in .png, .svg or .pdf\n", image);
         return -1;
     }
+    for (const char *c = image; *c; c++)
+        if ((unsigned char)*c < 0x20) {
+            /* It would have to go into gnuplot commands, where a line break ends one. */
+            fprintf(err, "rectwin plot: the image name has a control character\n");
+            return -1;
+        }
     p->format = (rt_plot_format)format;
     p->width = width;
     p->height = height;
@@ -218,7 +224,7 @@ static void exec_child(const rt_plot *p, const char *gnuplot, char *const argv[]
 static int run_gnuplot(const rt_plot *p, const char *gnuplot, const char *tmp)
 {
     size_t n = 2 * strlen(tmp) + 16;
-    char *set = malloc(n), *script = malloc(strlen(p->stem) + 4);
+    char *set = malloc(n), *script = malloc(strlen(p->stem) + 6);
     if (!set || !script) {
         free(set);
         free(script);
@@ -230,7 +236,7 @@ static int run_gnuplot(const rt_plot *p, const char *gnuplot, const char *tmp)
         *w++ = *c;
     }
     strcpy(w, "'");
-    sprintf(script, "%s.gp", p->stem);
+    sprintf(script, "./%s.gp", p->stem); /* "./": a name starting with '-' is no option */
     char *argv[] = {(char *)"gnuplot", (char *)"-e", set, script, NULL};
     fflush(NULL);
     pid_t pid = fork();
