@@ -35,15 +35,17 @@ static void usage(FILE *f)
                "restyle the script and redraw with 'gnuplot FILE.gp' in that directory.\n"
                "\nkinds:\n");
     for (int i = 0; kinds[i]; i++)
-        fprintf(f, "  %-11s%s\n  %-11se.g. %s\n", kinds[i]->name, kinds[i]->summary, "",
-                kinds[i]->example);
+        fprintf(f, "  %-11s%s\n", kinds[i]->name, kinds[i]->summary);
     fprintf(f, "\noptions:\n"
                "  -o, --out FILE   the image: .png, .svg or .pdf (default KIND.png)\n"
                "  --size WxH       image size in pixels (pdf: 100 per inch)\n"
                "  --measured DIR   roofline, bwroofline: measured points from DIR as well\n"
                "  --by COL[,COL]   scaling, breakdown: the sweep columns that name a line or bar\n"
                "  --ranks N        timeline: the first N ranks (default 8)\n"
-               "\n'rectwin plot KIND --help' tells what a kind reads and draws.\n");
+               "\n'rectwin plot KIND --help' tells what a kind reads and draws.\n"
+               "\nexamples, one per kind:\n");
+    for (int i = 0; kinds[i]; i++)
+        fprintf(f, "  %s\n", kinds[i]->example);
 }
 
 static void kind_usage(const rt_plot_kind *k, FILE *f)

@@ -31,6 +31,8 @@ suggest "$rectwin" collective --topolgy x --topology
 suggest "$rectwin" platform x --node 2 --nodes
 suggest "$rectwin" partition "$scn" --tower 2 --towers
 suggest "$rectwin" compare a b --tpo 3 --top
+suggest "$rectwin" plot rooflin x roofline
+suggest "$rectwin" plot timeline x --rank 2 --ranks
 # The examples of plan and collective write nothing: run them as printed, from the source tree.
 for c in plan collective; do
   cmd=$(sed -n '/^example/,$p' "$tmp/$c.help" | sed -n '2,$p' | sed 's/\\$//' | tr '\n' ' ')
