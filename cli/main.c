@@ -16,6 +16,8 @@ static const rt_cli_command commands[] = {
     {"partition", "", "Tower Partitioner: features into balanced towers (sptt)", rt_cmd_partition},
     {"compare", "PRED MEAS", "predicted against measured results: metrics, phases, ops",
      rt_cmd_compare},
+    {"sweep", "SWEEP.yaml", "a scenario over a grid of keys: one CSV row per point, resumable",
+     rt_cmd_sweep},
     {NULL, NULL, NULL, NULL},
 };
 
