@@ -61,7 +61,7 @@ static const char *const figure_columns[] = {"scenario",
 typedef struct options {
     const char *file, *out, *engine;
     const char *sets[MAX_SETS];
-    int n_sets, jobs, list, quiet;
+    int n_sets, jobs, list, quiet, retry_failed;
 } options;
 
 typedef struct sweep {
@@ -71,7 +71,8 @@ typedef struct sweep {
     const char **sets; /* command line, then the file's set, then the point's (filled in) */
     int n_fixed_sets;
     int rank, size;
-    long *pending; /* this rank's unfinished points */
+    int retry_failed; /* a failed point is not finished: its error may have been the machine's */
+    long *pending;    /* this rank's unfinished points */
     long n_pending;
     long share, done_before, failed_before; /* this rank's points, finished at start */
 } sweep;
@@ -169,6 +170,17 @@ static void send_msg(int fd, int worker, msg_kind kind, long point)
     }
 }
 
+/* Whether POINT is finished: it has a record, which is ok or, unless failed points are retried,
+ * an error. *FAILED (when given): whether it failed. */
+static int finished(const sweep *sw, long point, int *failed)
+{
+    rt_sweep_record r;
+    int done = rt_sweep_store_get(sw->store, point, &r) == 0 && (r.ok || !sw->retry_failed);
+    if (failed) *failed = !r.ok;
+    rt_sweep_record_free(&r);
+    return done;
+}
+
 static void worker_loop(const sweep *sw, shared *sh, int id, int fd)
 {
     for (;;) {
@@ -176,7 +188,7 @@ static void worker_loop(const sweep *sw, shared *sh, int id, int fd)
         if (i >= sw->n_pending) return;
         long point = sw->pending[i];
         send_msg(fd, id, MSG_START, point);
-        if (rt_sweep_store_done(sw->store, point)) { /* another process finished it meanwhile */
+        if (finished(sw, point, NULL)) { /* another process finished it meanwhile */
             send_msg(fd, id, MSG_SKIPPED, point);
             continue;
         }
@@ -282,7 +294,8 @@ typedef struct pool {
     int n;
     worker w[MAX_JOBS];
     progress pg;
-    int lost; /* points finished but not stored */
+    int lost;      /* points finished but not stored */
+    int bad_exits; /* workers that ended with an error between points */
     char pending_msg[sizeof(msg)];
     size_t have;
 } pool;
@@ -329,6 +342,13 @@ static void drain(pool *pl)
  * forever, and the message says how it died. */
 static void record_death(pool *pl, int worker, long point, int status)
 {
+    rt_sweep_record rec;
+    if (rt_sweep_store_get(pl->sw->store, point, &rec) == 0 && rec.ok) {
+        rt_sweep_record_free(&rec); /* it died after storing the point, before saying so */
+        on_msg(pl, &(msg){worker, MSG_OK, point});
+        return;
+    }
+    rt_sweep_record_free(&rec);
     char why[160];
     if (WIFSIGNALED(status))
         snprintf(why, sizeof why, "the worker process died of signal %d (%s) on this point",
@@ -336,7 +356,6 @@ static void record_death(pool *pl, int worker, long point, int status)
     else
         snprintf(why, sizeof why, "the worker process exited with status %d on this point",
                  WEXITSTATUS(status));
-    rt_sweep_record rec;
     rt_sweep_record_init(&rec, point);
     rt_sweep_record_fail(&rec, why);
     int stored = rt_sweep_store_put(pl->sw->store, &rec, stderr) == 0;
@@ -359,7 +378,14 @@ static int reap(pool *pl)
         drain(pl); /* what it said before it ended */
         w->pid = 0;
         int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (w->point >= 0) record_death(pl, i, w->point, status);
+        if (w->point >= 0) {
+            record_death(pl, i, w->point, status);
+        } else if (WIFEXITED(status) && !clean) {
+            /* Between points: nothing to record, but the sweep must not pass for clean (a
+             * sanitizer's report in the worker ends it this way). */
+            fprintf(stderr, "rectwin sweep: a worker exited with status %d\n", WEXITSTATUS(status));
+            pl->bad_exits++;
+        }
         if (!clean && atomic_load(&pl->sh->next) < pl->sw->n_pending) {
             w->pid = spawn_worker(pl->sw, pl->sh, i, pl->fds);
             live += w->pid > 0;
@@ -421,7 +447,7 @@ static int run_workers(const sweep *sw, int jobs, int quiet)
             snprintf(pg->who, sizeof pg->who, "sweep %s", sw->spec->name);
         rc = run_pool(pl, jobs < sw->n_pending ? jobs : (int)sw->n_pending);
         if (rc == 0) progress_show(pg, 1);
-        if (rc == 0 && pl->lost) rc = -1; /* the store said why, for each */
+        if (rc == 0 && (pl->lost || pl->bad_exits)) rc = -1; /* said why, for each */
         close(pl->fds[0]);
         close(pl->fds[1]);
     } else {
@@ -438,7 +464,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: rectwin sweep SWEEP.yaml [-j N] [--out DIR] [--engine NAME] [--set K=V]...\n"
-            "                                [--list] [--quiet]\n"
+            "                                [--retry-failed] [--list] [--quiet]\n"
             "\n"
             "Runs the sweep's scenario at every point of its grid (and zipped lists) and writes\n"
             "one CSV row per point: DIR/sweep.csv (DIR: the sweep's out, default\n"
@@ -452,6 +478,8 @@ static void usage(FILE *f)
         fprintf(f, " %s", rt_engines[i]->name);
     fprintf(f, "\n"
                "  --set K=V        override a scenario key at every point (repeatable)\n"
+               "  --retry-failed   compute the points that failed again (they are kept\n"
+               "                   otherwise: a rerun computes only the missing points)\n"
                "  --list           print the points as CSV and exit\n"
                "  --quiet          no progress\n"
                "\n"
@@ -497,8 +525,8 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const char *const flags[] = {"--jobs", "-j",      "--out",  "--engine", "--set",
-                                        "--list", "--quiet", "--help", NULL};
+    static const char *const flags[] = {"--jobs", "-j",      "--out",          "--engine", "--set",
+                                        "--list", "--quiet", "--retry-failed", "--help",   NULL};
     memset(o, 0, sizeof *o);
     o->jobs = 1;
     for (int i = 1; i < argc; i++) {
@@ -513,6 +541,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->list = 1;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
+        } else if (!strcmp(a, "--retry-failed")) {
+            o->retry_failed = 1;
         } else if ((v = option_value(argc, argv, &i, "--jobs")) ||
                    (v = option_value(argc, argv, &i, "-j"))) {
             if (!*v || parse_jobs(v, &o->jobs)) return 2;
@@ -595,6 +625,53 @@ static int check_base(const sweep *sw)
     return -1;
 }
 
+/* Whether the base scenario loads with SETS (the fixed ones and N more); the error, if any,
+ * into *MSG (malloc'd, or NULL). */
+static int loads(const sweep *sw, int n, char **msg)
+{
+    size_t len = 0;
+    FILE *err = open_memstream(msg, &len);
+    if (!err) return 1; /* cannot tell: let the points say */
+    rt_scenario *s = rt_scenario_load(sw->spec->scenario_path, sw->sets, n, err);
+    rt_scenario_free(s);
+    fclose(err);
+    return s != NULL;
+}
+
+/* An axis none of whose values loads (checked with the other axes at their first value) is a
+ * mistake in the sweep file, typically a misspelt key: refused before any point runs rather
+ * than recorded at every point. A value that fails alone is a point's error, not refused. */
+static int check_axes(const sweep *sw)
+{
+    const rt_sweep_spec *spec = sw->spec;
+    const char **point = sw->sets + sw->n_fixed_sets;
+    int n = sw->n_fixed_sets + rt_sweep_n_keys(spec);
+    for (int a = 0, col = 0; a < spec->n_axes; col += spec->axes[a++].n_keys) {
+        const rt_sweep_axis *ax = &spec->axes[a];
+        rt_sweep_point_assign(spec, 0, point);
+        char *first = NULL;
+        int ok = 0;
+        for (int v = 0; v < ax->n_values && !ok; v++) {
+            char *msg = NULL;
+            for (int k = 0; k < ax->n_keys; k++)
+                point[col + k] = ax->assign[k * ax->n_values + v];
+            ok = loads(sw, n, &msg);
+            if (!first)
+                first = msg;
+            else
+                free(msg);
+        }
+        if (!ok)
+            fprintf(stderr,
+                    "%s: key '%s': no value loads on the base scenario (a misspelt key, or "
+                    "every value wrong); the first value's error:\n%s",
+                    ax->where[0], ax->keys[0], first ? first : "(none)\n");
+        free(first);
+        if (!ok) return -1;
+    }
+    return 0;
+}
+
 /* This rank's share, and which of its points are finished. */
 static int plan_share(sweep *sw)
 {
@@ -602,15 +679,14 @@ static int plan_share(sweep *sw)
     sw->pending = malloc(sizeof *sw->pending * (size_t)(n / sw->size + 1));
     if (!sw->pending) return -1;
     for (long p = sw->rank; p < n; p += sw->size) {
-        rt_sweep_record r;
+        int failed = 0;
         sw->share++;
-        if (rt_sweep_store_get(sw->store, p, &r) < 0) {
+        if (finished(sw, p, &failed)) {
+            sw->done_before++;
+            sw->failed_before += failed;
+        } else {
             sw->pending[sw->n_pending++] = p;
-            continue;
         }
-        sw->done_before++;
-        sw->failed_before += !r.ok;
-        rt_sweep_record_free(&r);
     }
     return 0;
 }
@@ -665,11 +741,15 @@ static int sweep_run(sweep *sw, const options *o)
         fprintf(stderr, "sweep %s: resuming, %ld of %ld points already done\n", sw->spec->name,
                 sw->done_before, sw->share);
     int ran_ok = !sw->n_pending || run_workers(sw, o->jobs, o->quiet) == 0;
-    return finish(sw, t0, ran_ok);
+    int rc = finish(sw, t0, ran_ok);
+    return ran_ok ? rc : 1;
 }
 
-static const char *default_out(const rt_sweep_spec *spec, char *buf, size_t size)
+/* --out, else the file's out, else results/sweeps/<name> (in BUF). */
+static const char *out_dir(const options *o, const rt_sweep_spec *spec, char *buf, size_t size)
 {
+    if (o->out) return o->out;
+    if (spec->out) return spec->out;
     snprintf(buf, size, "results/sweeps/%s", spec->name);
     return buf;
 }
@@ -684,6 +764,7 @@ int rt_cmd_sweep(int argc, char **argv)
     rt_sweep_spec *spec = rt_sweep_spec_load(o.file, stderr);
     if (!spec) return 2;
     sw.spec = spec;
+    sw.retry_failed = o.retry_failed;
     const char *engine = o.engine ? o.engine : spec->engine ? spec->engine : rt_engines[0]->name;
     if (!(sw.engine = rt_engine_find(engine))) {
         const char *names[16];
@@ -706,14 +787,12 @@ int rt_cmd_sweep(int argc, char **argv)
     char out[4096];
     if (!sw.sets || rt_sweep_check_extra(spec, o.sets, o.n_sets, stderr) < 0) goto done;
     /* --set first: its messages' "--set:N" then counts as the command line does. */
-    memcpy(sw.sets, o.sets, sizeof *sw.sets * (size_t)o.n_sets);
-    memcpy(sw.sets + o.n_sets, spec->base, sizeof *sw.sets * (size_t)spec->n_base);
-    if (check_base(&sw) < 0) goto done;
-    if (open_store(&sw, &o,
-                   o.out       ? o.out
-                   : spec->out ? spec->out
-                               : default_out(spec, out, sizeof out)) < 0)
-        goto done;
+    for (int i = 0; i < o.n_sets; i++)
+        sw.sets[i] = o.sets[i];
+    for (int i = 0; i < spec->n_base; i++)
+        sw.sets[o.n_sets + i] = spec->base[i];
+    if (check_base(&sw) < 0 || check_axes(&sw) < 0) goto done;
+    if (open_store(&sw, &o, out_dir(&o, spec, out, sizeof out)) < 0) goto done;
     rc = sweep_run(&sw, &o);
 done:
     free(sw.pending);

@@ -1,6 +1,7 @@
 #include "sweep_spec.h"
 
 #include <libfyaml.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,11 +21,14 @@ static void axis_free(rt_sweep_axis *a)
         free(a->assign[i]);
     for (int i = 0; a->shown && i < n; i++)
         free(a->shown[i]);
-    for (int k = 0; a->keys && k < a->n_keys; k++)
+    for (int k = 0; a->keys && k < a->n_keys; k++) {
         free(a->keys[k]);
+        free(a->where[k]);
+    }
     free(a->assign);
     free(a->shown);
     free(a->keys);
+    free(a->where);
 }
 
 void rt_sweep_spec_free(rt_sweep_spec *s)
@@ -100,6 +104,32 @@ static int valid_path(const char *p)
     return seg > 0;
 }
 
+/* "file:line:col" of KEY (a mapping key), into BUF. */
+static const char *key_where(rt_cfg *c, struct fy_node *key, char *buf, size_t size)
+{
+    struct fy_token *t = key ? fy_node_get_scalar_token(key) : NULL;
+    const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+    snprintf(buf, size, "%s:%d:%d", rt_cfg_path(c), m ? m->line + 1 : 1, m ? m->column + 1 : 1);
+    return buf;
+}
+
+/* An error about the value of KEY, placed at KEY: a key node's own path reads ".key(...)",
+ * and an empty collection has no position (rt_cfg_error would say 1:1). */
+static void at_key_error(rt_cfg *c, struct fy_node *key, struct fy_node *value, const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
+static void at_key_error(rt_cfg *c, struct fy_node *key, struct fy_node *value, const char *fmt,
+                         ...)
+{
+    char where[4096], path[256];
+    rt_cfg_node_path(value, path, sizeof path);
+    fprintf(rt_cfg_err(c), "%s: key '%s': ", key_where(c, key, where, sizeof where), path);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(rt_cfg_err(c), fmt, ap);
+    va_end(ap);
+    fputc('\n', rt_cfg_err(c));
+}
+
 /* The key of PAIR as a malloc'd string after checking it is a key path. */
 static char *pair_key(rt_cfg *c, struct fy_node_pair *pair)
 {
@@ -108,7 +138,7 @@ static char *pair_key(rt_cfg *c, struct fy_node_pair *pair)
     const char *s = k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar(k, &len) : NULL;
     char *key = s ? strndup(s, len) : NULL;
     if (!key || !valid_path(key)) {
-        rt_cfg_error(c, k,
+        at_key_error(c, k, fy_node_pair_value(pair),
                      "'%s' is not a key path; allowed: path.to.key of letters, digits, '_' "
                      "and '-' (the keys --set takes)",
                      key ? key : "?");
@@ -134,7 +164,7 @@ static int check_new_key(rt_cfg *c, const rt_sweep_spec *s, struct fy_node_pair 
                          const char *key)
 {
     if (!key_taken(s, key)) return 0;
-    rt_cfg_error(c, fy_node_pair_key(pair),
+    at_key_error(c, fy_node_pair_key(pair), fy_node_pair_value(pair),
                  "'%s' is set twice (in set, grid or zip); allowed: each key once", key);
     return -1;
 }
@@ -173,9 +203,10 @@ static rt_sweep_axis *new_axis(rt_sweep_spec *s, int n_keys, int n_values)
     memset(a, 0, sizeof *a);
     size_t n = (size_t)n_keys * (size_t)n_values;
     a->keys = calloc((size_t)n_keys, sizeof *a->keys);
+    a->where = calloc((size_t)n_keys, sizeof *a->where);
     a->assign = calloc(n ? n : 1, sizeof *a->assign);
     a->shown = calloc(n ? n : 1, sizeof *a->shown);
-    if (!a->keys || !a->assign || !a->shown) return NULL;
+    if (!a->keys || !a->where || !a->assign || !a->shown) return NULL;
     a->n_values = n_values;
     return a;
 }
@@ -186,8 +217,12 @@ static int value_list(rt_cfg *c, struct fy_node_pair *pair)
     struct fy_node *v = fy_node_pair_value(pair);
     int n = v && fy_node_get_type(v) == FYNT_SEQUENCE ? fy_node_sequence_item_count(v) : -1;
     if (n > 0) return n;
-    rt_cfg_error(c, v ? v : fy_node_pair_key(pair), "%s; allowed: a list of values [a, b, ...]",
-                 n == 0 ? "the list of values is empty" : "expected a list of values");
+    if (n == 0)
+        at_key_error(c, fy_node_pair_key(pair), v,
+                     "the list of values is empty; allowed: a list of values [a, b, ...]");
+    else
+        rt_cfg_error(c, v ? v : fy_node_pair_key(pair),
+                     "expected a list of values; allowed: a list of values [a, b, ...]");
     return -1;
 }
 
@@ -199,8 +234,11 @@ static int fill_key(rt_cfg *c, rt_sweep_spec *s, rt_sweep_axis *a, int k, struct
         free(key);
         return -1;
     }
+    char where[4096];
     a->keys[k] = key;
     a->n_keys = k + 1; /* the key is in place: the next key is checked against it */
+    a->where[k] = strdup(key_where(c, fy_node_pair_key(pair), where, sizeof where));
+    if (!a->where[k]) return -1;
     void *it = NULL;
     struct fy_node *item;
     for (int v = 0; (item = fy_node_sequence_iterate(fy_node_pair_value(pair), &it)); v++) {
@@ -217,7 +255,8 @@ static int parse_grid(rt_cfg *c, struct fy_node *root, rt_sweep_spec *s)
     struct fy_node *map = rt_cfg_get_map(c, root, "grid", 0, &ok);
     if (!map) return ok ? 0 : -1;
     if (fy_node_mapping_item_count(map) == 0) {
-        rt_cfg_error(c, map, "the grid is empty; allowed: a mapping of path.to.key: [values]");
+        at_key_error(c, fy_node_mapping_lookup_key_by_string(root, "grid", FY_NT), map,
+                     "the grid is empty; allowed: a mapping of path.to.key: [values]");
         return -1;
     }
     void *it = NULL;
@@ -266,7 +305,8 @@ static int parse_zip(rt_cfg *c, struct fy_node *root, rt_sweep_spec *s)
     struct fy_node *seq = rt_cfg_get_seq(c, root, "zip", 0, &ok);
     if (!seq) return ok ? 0 : -1;
     if (fy_node_sequence_item_count(seq) == 0) {
-        rt_cfg_error(c, seq, "the zip list is empty; allowed: a list of {path: [values], ...}");
+        at_key_error(c, fy_node_mapping_lookup_key_by_string(root, "zip", FY_NT), seq,
+                     "the zip list is empty; allowed: a list of {path: [values], ...}");
         return -1;
     }
     void *it = NULL;

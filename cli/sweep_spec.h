@@ -23,6 +23,7 @@
 typedef struct rt_sweep_axis {
     int n_keys;
     char **keys;   /* dotted paths */
+    char **where;  /* [key]: "file:line:col" of the key in the sweep file, for messages */
     int n_values;  /* of every key */
     char **assign; /* [key * n_values + v]: "path=value" as --set takes it */
     char **shown;  /* [key * n_values + v]: the value as the CSV shows it */

@@ -348,14 +348,6 @@ int rt_sweep_store_get(const rt_sweep_store *st, long point, rt_sweep_record *r)
     return -1;
 }
 
-int rt_sweep_store_done(const rt_sweep_store *st, long point)
-{
-    rt_sweep_record r;
-    int rc = rt_sweep_store_get(st, point, &r);
-    rt_sweep_record_free(&r);
-    return rc == 0;
-}
-
 /* ---- the CSV ------------------------------------------------------------------------------ */
 
 void rt_sweep_csv_field(FILE *f, const char *s)

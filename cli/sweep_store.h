@@ -56,8 +56,6 @@ rt_sweep_store *rt_sweep_store_open(const char *dir, uint64_t hash, long n_point
                                     const char *about, FILE *err);
 void rt_sweep_store_free(rt_sweep_store *st);
 
-/* 1 when POINT has a whole record of this sweep, else 0. */
-int rt_sweep_store_done(const rt_sweep_store *st, long point);
 /* Reads POINT's record into R (initialized here). 0, or -1 when it has none. */
 int rt_sweep_store_get(const rt_sweep_store *st, long point, rt_sweep_record *r);
 /* Writes R as its point's file, atomically. 0, or -1 with a message on ERR. */
