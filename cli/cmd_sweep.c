@@ -122,8 +122,7 @@ static int oom(FILE *err)
 static void run_point(const sweep *sw, long point, rt_sweep_record *rec)
 {
     const char **sets = sw->sets;
-    rt_sweep_point_assign(sw->spec, point, sets + sw->n_fixed_sets);
-    int n_sets = sw->n_fixed_sets + rt_sweep_n_keys(sw->spec);
+    int n_sets = sw->n_fixed_sets + rt_sweep_point_assign(sw->spec, point, sets + sw->n_fixed_sets);
     char *msg = NULL;
     size_t len = 0;
     FILE *err = open_memstream(&msg, &len);
@@ -483,16 +482,18 @@ static void usage(FILE *f)
                "  --list           print the points as CSV and exit\n"
                "  --quiet          no progress\n"
                "\n"
-               "example (experiments/sweeps/nic-nodes.yaml):\n"
-               "  scenario: ../dlrm-criteo.yaml\n"
+               "example (experiments/sweeps/nic-rail-plans.yaml, 120 points):\n"
+               "  scenario: ../dlrm-criteo.yaml        # relative to the sweep file\n"
                "  engine: analytic\n"
-               "  grid:\n"
-               "    topology.nodes: [8, 16, 32, 64]\n"
+               "  set: {workload.mode: statistical, topology.scale_out.oversubscription: 2}\n"
+               "  grid:                                # the first key varies slowest\n"
+               "    topology.nodes: [8, 16, 32, 64, 128]\n"
                "    topology.scale_out.nic_bw: [200Gbps, 400Gbps, 800Gbps]\n"
-               "  zip:\n"
-               "    - {plan.name: [flat, fused], plan.dedup: [none, two_stage]}\n"
+               "    topology.scale_out.rail_optimized: [true, false]\n"
+               "  zip:                                 # lists that vary together; ~: unset\n"
+               "    - {plan.name: [flat, fused, sptt, hsp], plan.hosts_per_tower: [~, ~, 8, ~]}\n"
                "\n"
-               "  rectwin sweep experiments/sweeps/nic-nodes.yaml -j 2\n");
+               "  rectwin sweep experiments/sweeps/nic-rail-plans.yaml -j 2\n");
 }
 
 static int parse_jobs(const char *v, int *jobs)
@@ -644,23 +645,23 @@ static int loads(const sweep *sw, int n, char **msg)
 static int check_axes(const sweep *sw)
 {
     const rt_sweep_spec *spec = sw->spec;
-    const char **point = sw->sets + sw->n_fixed_sets;
-    int n = sw->n_fixed_sets + rt_sweep_n_keys(spec);
-    for (int a = 0, col = 0; a < spec->n_axes; col += spec->axes[a++].n_keys) {
+    int value[RT_SWEEP_MAX_KEYS] = {0};
+    for (int a = 0; a < spec->n_axes; a++) {
         const rt_sweep_axis *ax = &spec->axes[a];
-        rt_sweep_point_assign(spec, 0, point);
         char *first = NULL;
         int ok = 0;
         for (int v = 0; v < ax->n_values && !ok; v++) {
             char *msg = NULL;
-            for (int k = 0; k < ax->n_keys; k++)
-                point[col + k] = ax->assign[k * ax->n_values + v];
-            ok = loads(sw, n, &msg);
+            value[a] = v;
+            ok = loads(sw,
+                       sw->n_fixed_sets + rt_sweep_assign(spec, value, sw->sets + sw->n_fixed_sets),
+                       &msg);
             if (!first)
                 first = msg;
             else
                 free(msg);
         }
+        value[a] = 0;
         if (!ok)
             fprintf(stderr,
                     "%s: key '%s': no value loads on the base scenario (a misspelt key, or "

@@ -67,6 +67,17 @@ static char *shown_text(struct fy_node *n)
     return strndup(s ? s : "", s ? len : 0);
 }
 
+/* A plain ~ or null: in a list of values, "do not set the key at this point" (a plan-specific
+ * key, for instance, exists only under its plan). */
+static int is_null(struct fy_node *n)
+{
+    size_t len = 0;
+    const char *s = fy_node_get_type(n) == FYNT_SCALAR && fy_node_get_style(n) == FYNS_PLAIN
+                        ? fy_node_get_scalar(n, &len)
+                        : NULL;
+    return s && ((len == 1 && *s == '~') || (len == 4 && !memcmp(s, "null", 4)));
+}
+
 static char *assignment(const char *key, struct fy_node *value)
 {
     char *text = flow_text(value);
@@ -242,9 +253,11 @@ static int fill_key(rt_cfg *c, rt_sweep_spec *s, rt_sweep_axis *a, int k, struct
     void *it = NULL;
     struct fy_node *item;
     for (int v = 0; (item = fy_node_sequence_iterate(fy_node_pair_value(pair), &it)); v++) {
-        a->assign[k * a->n_values + v] = assignment(key, item);
-        a->shown[k * a->n_values + v] = shown_text(item);
-        if (!a->assign[k * a->n_values + v] || !a->shown[k * a->n_values + v]) return -1;
+        int unset = is_null(item); /* the key keeps the base's value at this point */
+        a->assign[k * a->n_values + v] = unset ? NULL : assignment(key, item);
+        a->shown[k * a->n_values + v] = unset ? strdup("") : shown_text(item);
+        if ((!unset && !a->assign[k * a->n_values + v]) || !a->shown[k * a->n_values + v])
+            return -1;
     }
     return 0;
 }
@@ -449,27 +462,34 @@ void rt_sweep_point_values(const rt_sweep_spec *s, long point, int *value)
     }
 }
 
-/* The assignments (or, with SHOWN, the shown values) of POINT in column order. */
-static void point_strings(const rt_sweep_spec *s, long point, int shown, const char **out)
+int rt_sweep_assign(const rt_sweep_spec *s, const int *value, const char **out)
 {
-    int v[RT_SWEEP_MAX_KEYS];
-    rt_sweep_point_values(s, point, v);
-    int col = 0;
+    int n = 0;
     for (int a = 0; a < s->n_axes; a++) {
         const rt_sweep_axis *ax = &s->axes[a];
         for (int k = 0; k < ax->n_keys; k++)
-            out[col++] = (shown ? ax->shown : ax->assign)[k * ax->n_values + v[a]];
+            if (ax->assign[k * ax->n_values + value[a]])
+                out[n++] = ax->assign[k * ax->n_values + value[a]];
     }
+    return n;
 }
 
-void rt_sweep_point_assign(const rt_sweep_spec *s, long point, const char **out)
+int rt_sweep_point_assign(const rt_sweep_spec *s, long point, const char **out)
 {
-    point_strings(s, point, 0, out);
+    int v[RT_SWEEP_MAX_KEYS];
+    rt_sweep_point_values(s, point, v);
+    return rt_sweep_assign(s, v, out);
 }
 
 void rt_sweep_point_shown(const rt_sweep_spec *s, long point, const char **out)
 {
-    point_strings(s, point, 1, out);
+    int v[RT_SWEEP_MAX_KEYS], col = 0;
+    rt_sweep_point_values(s, point, v);
+    for (int a = 0; a < s->n_axes; a++) {
+        const rt_sweep_axis *ax = &s->axes[a];
+        for (int k = 0; k < ax->n_keys; k++)
+            out[col++] = ax->shown[k * ax->n_values + v[a]];
+    }
 }
 
 void rt_sweep_keys(const rt_sweep_spec *s, const char **out)
@@ -501,10 +521,9 @@ uint64_t rt_sweep_hash(const rt_sweep_spec *s, const char *engine, const char *c
     h = fnv(h, "--set");
     for (int i = 0; i < n_extra; i++)
         h = fnv(h, extra[i]);
-    int n = rt_sweep_n_keys(s);
     const char *assign[RT_SWEEP_MAX_KEYS];
     for (long p = 0; p < s->n_points; p++) {
-        rt_sweep_point_assign(s, p, assign);
+        int n = rt_sweep_point_assign(s, p, assign);
         h = fnv(h, "point");
         for (int k = 0; k < n; k++)
             h = fnv(h, assign[k]);

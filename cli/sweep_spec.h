@@ -12,7 +12,8 @@
  *     - {plan.name: [flat, hsp], plan.sharding: [table_wise, row_wise]}   # together
  *
  * A point applies the base overrides, then one value of every axis (a grid key or a zip
- * group), as --set assignments to the scenario. */
+ * group), as --set assignments to the scenario. A value ~ leaves its key as the base has it
+ * (for keys that exist only with some values of another, like plan.hosts_per_tower). */
 #ifndef RT_SWEEP_SPEC_H
 #define RT_SWEEP_SPEC_H
 
@@ -55,9 +56,13 @@ int rt_sweep_n_keys(const rt_sweep_spec *s);
 /* The value index of every axis at POINT (mixed radix, the last axis fastest), into VALUE. */
 void rt_sweep_point_values(const rt_sweep_spec *s, long point, int *value);
 
-/* POINT's assignments, one per key, into OUT (rt_sweep_n_keys entries; pointers into S). */
-void rt_sweep_point_assign(const rt_sweep_spec *s, long point, const char **out);
-/* POINT's values as the CSV shows them, into OUT (rt_sweep_n_keys entries). */
+/* The assignments of the point whose axes take the values VALUE, into OUT (at most
+ * rt_sweep_n_keys entries; pointers into S): one per key, except the keys whose value there is
+ * ~ (left as the base has them). Returns how many. */
+int rt_sweep_assign(const rt_sweep_spec *s, const int *value, const char **out);
+/* The same for POINT. */
+int rt_sweep_point_assign(const rt_sweep_spec *s, long point, const char **out);
+/* POINT's values as the CSV shows them (~: empty), into OUT (rt_sweep_n_keys entries). */
 void rt_sweep_point_shown(const rt_sweep_spec *s, long point, const char **out);
 /* The swept paths, in column order, into OUT (rt_sweep_n_keys entries). */
 void rt_sweep_keys(const rt_sweep_spec *s, const char **out);
