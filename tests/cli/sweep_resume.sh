@@ -31,11 +31,12 @@ EOF
 out=$tmp/out
 n_done() { find "$out/points" -name '[0-9]*' ! -name '*.tmp.*' 2>/dev/null | wc -l; }
 snapshot() { (cd "$out/points" && find . -name '[0-9]*' ! -name '*.tmp.*' -printf '%f %i\n' | sort); }
-# start_until N ARGS...: starts the sweep in the background, returns when N points are done.
+# start_until FILE N ARGS...: starts the sweep of FILE in the background into $out, returns
+# when N points are done.
 start_until() {
-  local want=$1
-  shift
-  "$rectwin" sweep "$tmp/s.yaml" --out "$out" "$@" >"$tmp/run.out" 2>"$tmp/run.err" &
+  local file=$1 want=$2
+  shift 2
+  "$rectwin" sweep "$file" --out "$out" "$@" >"$tmp/run.out" 2>"$tmp/run.err" &
   pid=$!
   bg+=("$pid")
   for _ in $(seq 1 600); do
@@ -59,7 +60,7 @@ stop() {
   if find "$out" -name '*.tmp.*' | grep -q .; then fail "temporaries left after $1"; fi
 }
 
-start_until 3 -j 2
+start_until "$tmp/s.yaml" 3 -j 2
 stop KILL
 [ "$rc" -eq 137 ] || fail "exit $rc after SIGKILL"
 snapshot >"$tmp/s1"
@@ -67,7 +68,7 @@ k1=$(wc -l <"$tmp/s1")
 [ "$k1" -lt 20 ] || fail "the sweep finished before it was killed"
 echo "ok: SIGKILL after $k1 points: workers gone, no temporaries, no CSV"
 
-start_until $((k1 + 3)) -j 2
+start_until "$tmp/s.yaml" $((k1 + 3)) -j 2
 stop INT
 [ "$rc" -eq 130 ] || fail "exit $rc after SIGINT"
 grep -q "resuming, $k1 of 20 points already done" "$tmp/run.err" || { cat "$tmp/run.err"; fail "resume message"; }
@@ -95,8 +96,10 @@ if find "$out" -name '*.tmp.*' | grep -q .; then fail "temporaries left"; fi
 echo "ok: resumed to the end: 20 points, each computed once, one CSV row each"
 
 # A worker killed on a point: recorded as an error, the sweep goes on; --retry-failed redoes it.
+# (Smaller points from here on.)
+sed 's/batch_per_rank: 1024/batch_per_rank: 64/' "$tmp/s.yaml" >"$tmp/r.yaml"
 out=$tmp/crash
-start_until 1 -j 2
+start_until "$tmp/r.yaml" 1 -j 2
 w=$(pgrep -P "$pid" | head -1)
 [ -n "$w" ] || fail "no worker"
 kill -KILL "$w"
@@ -106,12 +109,11 @@ wait "$pid" || rc=$?
 [ "$(n_done)" -eq 20 ] || fail "the sweep did not go on after its worker died"
 died=$(grep -c "died of signal 9" "$out/sweep.csv" || true)
 [ "$died" -le 1 ] || fail "$died points blamed on one death"
-"$rectwin" sweep "$tmp/s.yaml" --out "$out" --retry-failed --quiet >/dev/null
+"$rectwin" sweep "$tmp/r.yaml" --out "$out" --retry-failed --quiet >/dev/null
 python3 -c "import csv,sys; assert all(r['status'] == 'ok' for r in csv.DictReader(open(sys.argv[1])))" "$out/sweep.csv"
 echo "ok: a killed worker's point recorded ($died) and the sweep went on; --retry-failed redid it"
 
 # Ranks: rank 1 of 2 alone takes the odd points and leaves the CSV to the last rank.
-sed 's/batch_per_rank: 1024/batch_per_rank: 64/' "$tmp/s.yaml" >"$tmp/r.yaml"
 out=$tmp/ranks
 OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 "$rectwin" sweep "$tmp/r.yaml" --out "$out" -j 2 \
   >"$tmp/r1.out" 2>/dev/null
