@@ -17,6 +17,8 @@ static const rt_cli_command commands[] = {
     {"compare", "PRED MEAS", "predicted against measured results: metrics, phases, ops",
      rt_cmd_compare},
     {"plot", "KIND ...", "draw rooflines, scaling, breakdowns, timelines (gnuplot)", rt_cmd_plot},
+    {"sweep", "SWEEP.yaml", "a scenario over a grid of keys: one CSV row per point, resumable",
+     rt_cmd_sweep},
     {NULL, NULL, NULL, NULL},
 };
 

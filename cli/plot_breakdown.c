@@ -160,7 +160,8 @@ static int default_by(const rt_sweep *t, int *cols)
     int n = 0;
     for (int c = 0; c < t->n_cols && n < MAX_BY; c++) {
         const char *name = t->header.f[c].text;
-        if (!strchr(name, '.') || !strncmp(name, "phases.", 7)) continue;
+        char phase[128];
+        if (!strchr(name, '.') || rt_sweep_phase(name, phase, sizeof phase)) continue;
         int varies = !strcmp(name, "plan.name");
         for (long r = 1; r < t->n_rows && !varies; r++)
             varies = strcmp(rt_sweep_text(t, r, c), rt_sweep_text(t, 0, c)) != 0;
@@ -174,9 +175,10 @@ static int add_row(breakdown *b, const rt_sweep *t, long row, const int *by, int
 {
     int n = 0;
     double x;
+    char phase[128];
     for (int c = 0; c < t->n_cols; c++) {
         const char *name = t->header.f[c].text;
-        if (strncmp(name, "phases.", 7)) continue;
+        if (!rt_sweep_phase(name, phase, sizeof phase)) continue;
         if (rt_sweep_number(t, row, c, &x) == 0)
             n++;
         else if (*rt_sweep_text(t, row, c))
@@ -187,8 +189,8 @@ static int add_row(breakdown *b, const rt_sweep *t, long row, const int *by, int
     if (!r) return -1;
     for (int c = 0; c < t->n_cols; c++) {
         const char *name = t->header.f[c].text;
-        if (!strncmp(name, "phases.", 7) && !rt_sweep_number(t, row, c, &x) &&
-            set_phase(b, r, name + 7, rt_plot_is_comm_phase(name + 7), x))
+        if (rt_sweep_phase(name, phase, sizeof phase) && !rt_sweep_number(t, row, c, &x) &&
+            set_phase(b, r, phase, rt_plot_is_comm_phase(phase), x))
             return -1;
     }
     int e = rt_sweep_col(t, "exposed_comm_s"), it = rt_sweep_col(t, "iteration_time_s");
@@ -211,7 +213,7 @@ static int from_sweep(breakdown *b, const rt_plot_args *a, FILE *err)
         if ((rc = add_row(b, &t, r, by, n_by)))
             fprintf(err, "%s: out of memory or more than %d phases\n", who, MAX_PHASES);
     if (!rc && b->n_bars == 0) {
-        fprintf(err, "%s: %s has no row with phases.<phase> columns of seconds\n", who, path);
+        fprintf(err, "%s: %s has no row with phase.<phase>_s (or phases.<phase>) columns of seconds\n", who, path);
         rc = -1;
     }
     rt_plot_sweep_title_text(b->title, sizeof b->title, "Breakdown", &t, path);
@@ -355,9 +357,10 @@ const rt_plot_kind rt_plot_breakdown = {
     .summary = "stacked per-phase time per plan or per sweep point, exposed comm marked",
     .help = "From result directories: one bar each, named by its plan, with the phases of its\n"
             "summary.json; a phase with a collective in ops.csv counts as communication.\n"
-            "From a sweep table: one bar per row, its phases from the columns 'phases.<phase>',\n"
-            "named by the --by columns (default: 'plan.name' and every other dotted column whose\n"
-            "value varies); a phase named like a collective (a2a, allreduce, allgather,\n"
+            "From a sweep table: one bar per row, its phases from the columns 'phase.<phase>_s'\n"
+            "(as rectwin sweep writes them; 'phases.<phase>' too), named by the --by columns\n"
+            "(default: 'plan.name' and every other dotted column whose value varies; an empty\n"
+            "cell is a phase the point does not have); a phase named like a collective (a2a, allreduce, allgather,\n"
             "reduce_scatter, sync) counts as communication. Communication phases are hatched;\n"
             "the red bar beside each stack is the exposed communication ('exposed_comm_s') and\n"
             "the black mark the iteration time ('iteration_time_s').",

@@ -128,6 +128,20 @@ int rt_sweep_by(const rt_sweep *t, const char *by, int *cols, int max, const cha
     return n;
 }
 
+const char *rt_sweep_phase(const char *name, char *buf, size_t size)
+{
+    size_t len = strlen(name);
+    if (!strncmp(name, "phases.", 7) && len > 7) {
+        snprintf(buf, size, "%s", name + 7);
+        return buf;
+    }
+    if (!strncmp(name, "phase.", 6) && len > 8 && !strcmp(name + len - 2, "_s")) {
+        snprintf(buf, size, "%.*s", (int)(len - 8), name + 6);
+        return buf;
+    }
+    return NULL;
+}
+
 const char *rt_sweep_label(const rt_sweep *t, long row, const int *cols, int n, char *buf,
                            size_t size)
 {
@@ -146,7 +160,8 @@ int rt_sweep_differing(const rt_sweep *t, long a, long b, const int *cols, int n
         int used = 0;
         for (int i = 0; i < n; i++)
             used |= cols[i] == c;
-        if (used || !strchr(name, '.') || !strncmp(name, "phases.", 7)) continue;
+        char phase[128];
+        if (used || !strchr(name, '.') || rt_sweep_phase(name, phase, sizeof phase)) continue;
         if (strcmp(rt_sweep_text(t, a, c), rt_sweep_text(t, b, c))) return c;
     }
     return -1;

@@ -1,6 +1,6 @@
 /* A sweep table: the CSV that `rectwin sweep` writes, one row per point with the swept keys
  * (dotted scenario paths such as topology.nodes, plan.name) and the summary figures
- * (samples_per_s, iteration_time_s, phases.<phase>, ...). Any CSV with a header will do: the
+ * (samples_per_s, iteration_time_s, phase.<phase>_s, ...). Any CSV with a header will do: the
  * plots find their columns by name. */
 #ifndef RT_SWEEP_READ_H
 #define RT_SWEEP_READ_H
@@ -30,6 +30,10 @@ const char *rt_sweep_text(const rt_sweep *t, long row, int col);
 int rt_sweep_line(const rt_sweep *t, long row);
 /* The cell as a finite number: 0, or -1 when it is empty or not a number (a failed point). */
 int rt_sweep_number(const rt_sweep *t, long row, int col, double *out);
+
+/* The phase a column holds, in BUF: `phase.<phase>_s` (what rectwin sweep writes) or
+ * `phases.<phase>` (the keys of summary.json); NULL when NAME is no phase column. */
+const char *rt_sweep_phase(const char *name, char *buf, size_t size);
 
 /* Parses "--by COL[,COL...]" into COLS (at most MAX): every name must be a column, an unknown
  * one is reported (on stderr, as every unknown name is) with the closest column. Returns the

@@ -1,4 +1,4 @@
-# Drawn by: rectwin plot breakdown results/gallery/flat results/gallery/fused results/gallery/sptt results/gallery/hsp -o docs/gallery/breakdown.png
+# Drawn by: rectwin plot breakdown docs/gallery/breakdown.csv --by plan.name -o docs/gallery/breakdown.png
 # Restyle this file and redraw from its directory: gnuplot breakdown.gp
 # (the data files breakdown.*.dat are read from there).
 if (!exists("outfile")) outfile = 'breakdown.png'
@@ -6,7 +6,7 @@ set terminal pngcairo size 1100,600 noenhanced font 'Sans,10'
 set output outfile
 set encoding utf8
 
-set title 'Breakdown: dlrm-criteo (plans flat, fused, sptt, hsp), engine analytic, topology dgx-h100, 8 nodes, 64 ranks' font 'Sans,11'
+set title 'Breakdown: dlrm-criteo, topology dgx-h100 (sweep breakdown.csv)' font 'Sans,11'
 set ylabel 'time per iteration (ms): phases summed over ops, slowest rank'
 set yrange [0:*]
 set grid ytics lc rgb '#e5e5e5'

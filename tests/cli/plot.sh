@@ -35,6 +35,12 @@ topology.nodes,plan.name,ranks,samples_per_s,iteration_time_s,exposed_comm_s,pha
 2,hsp,16,2.1e6,0.0095,0.0015,0.001,0.0025,0.006,
 4,hsp,32,,,,,,,"out of memory, say"
 CSV
+# The columns as rectwin sweep writes them: phase.<phase>_s, empty where a plan has no phase.
+cat >"$out/sweep2.csv" <<'CSV'
+point,status,plan.name,ranks,samples_per_s,iteration_time_s,exposed_comm_s,phase.emb.fwd.lookup_s,phase.emb.fwd.out_a2a_s,phase.emb.bwd.cross_group_sync_s,error
+0,ok,flat,8,1.0e6,0.010,0.002,0.001,0.003,,
+1,ok,hsp,8,1.1e6,0.009,0.001,0.001,0.002,0.001,
+CSV
 
 check_png() { # FILE: a PNG of non-zero size
   python3 - "$1" <<'PY' || fail "$1 is not a PNG image"
@@ -65,6 +71,7 @@ draw bwroofline "$out/img/bwroofline.png" "$out/pred" --measured "$out/meas"
 draw scaling "$out/img/scaling.png" "$out/sweep.csv"
 draw breakdown "$out/img/breakdown.png" "$out/pred" "$out/hsp"
 draw breakdown "$out/img/breakdown-sweep.png" "$out/sweep.csv" --by plan.name,topology.nodes
+draw breakdown "$out/img/breakdown-sweep2.png" "$out/sweep2.csv"
 draw compare "$out/img/compare.png" "$out/pred" "$out/meas"
 draw timeline "$out/img/timeline.png" "$out/pred" --ranks 2
 draw timeline "$out/img/it's a \"name\".png" "$out/pred" # quotes and spaces in the file name
@@ -82,6 +89,8 @@ grep -q "'hsp'" "$out/img/scaling.gp" || fail "scaling: no hsp line"
 grep -q "'flat'" "$out/img/scaling.gp" || fail "scaling: no flat line"
 grep -q "exposed comm" "$out/img/breakdown.gp" || fail "breakdown exposed comm"
 grep -q "'flat / 1' 0" "$out/img/breakdown-sweep.gp" || fail "breakdown --by labels"
+grep -q "title 'emb.bwd.cross_group_sync (comm)'" "$out/img/breakdown-sweep2.gp" ||
+  fail "breakdown: phase.<phase>_s columns"
 grep -q "MAPE over phases" "$out/img/compare.gp" || fail "compare MAPE"
 grep -q "'rank 1 comm'" "$out/img/timeline.gp" || fail "timeline rows"
 if grep -q "'rank 2 " "$out/img/timeline.gp"; then fail "timeline --ranks 2 drew rank 2"; fi
