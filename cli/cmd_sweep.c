@@ -39,6 +39,7 @@ enum { MAX_SETS = 256, MAX_JOBS = 256 };
 static const char *const figure_columns[] = {"scenario",
                                              "model",
                                              "topology",
+                                             "engine",
                                              "nodes",
                                              "ranks",
                                              "plan",
@@ -87,6 +88,7 @@ static int record_result(rt_sweep_record *rec, const rt_result *r, const rt_scen
         rt_sweep_record_text(rec, "scenario", s->name) |
         rt_sweep_record_text(rec, "model", s->model.name) |
         rt_sweep_record_text(rec, "topology", s->topology.name) |
+        rt_sweep_record_text(rec, "engine", r->engine) |
         rt_sweep_record_number(rec, "nodes", s->topology.nodes) |
         rt_sweep_record_number(rec, "ranks", g->world) |
         rt_sweep_record_text(rec, "plan", s->plan.name) |

@@ -6,7 +6,7 @@ set terminal pngcairo size 1100,600 noenhanced font 'Sans,10'
 set output outfile
 set encoding utf8
 
-set title 'Breakdown: dlrm-criteo, topology dgx-h100 (sweep breakdown.csv)' font 'Sans,11'
+set title 'Breakdown: dlrm-criteo, engine analytic, topology dgx-h100 (sweep breakdown.csv)' font 'Sans,11'
 set ylabel 'time per iteration (ms): phases summed over ops, slowest rank'
 set yrange [0:*]
 set grid ytics lc rgb '#e5e5e5'

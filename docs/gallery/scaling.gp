@@ -6,7 +6,7 @@ set terminal pngcairo size 1300,550 noenhanced font 'Sans,10'
 set output outfile
 set encoding utf8
 
-set multiplot layout 1, 2 title 'Scaling: dlrm-criteo, topology dgx-h100 (sweep scaling.csv)' font 'Sans,11'
+set multiplot layout 1, 2 title 'Scaling: dlrm-criteo, engine analytic, topology dgx-h100 (sweep scaling.csv)' font 'Sans,11'
 set logscale x 2
 set format x '%g'
 set grid lc rgb '#e5e5e5'

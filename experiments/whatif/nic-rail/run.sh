@@ -12,14 +12,14 @@ rm -rf $W # a fresh sweep: finished points would otherwise be kept (rectwin swee
 cp $W/sweep.csv $D/sweep.csv
 
 # Subsets of the table for the plots (rows by column value), with an engine column for the
-# plots' titles (the sweep's CSV does not repeat its engine on every row).
+# plots' titles (kept for tables written before the sweep CSV had its own engine column).
 subset() { # OUT COL=VALUE...
   python3 - $D/sweep.csv "$@" <<'PY'
 import csv, sys
 src, out, conds = sys.argv[1], sys.argv[2], [c.split('=', 1) for c in sys.argv[3:]]
 r = csv.DictReader(open(src, newline=''))
 with open(out, 'w', newline='') as f:
-    w = csv.DictWriter(f, r.fieldnames + ['engine'], lineterminator='\n')
+    w = csv.DictWriter(f, r.fieldnames + ([] if 'engine' in r.fieldnames else ['engine']), lineterminator='\n')
     w.writeheader()
     w.writerows(dict(row, engine='analytic') for row in r if all(row[k] == v for k, v in conds))
 PY

@@ -24,7 +24,7 @@ conds = [c.split('=', 1) for c in sys.argv[4:]]
 r = csv.DictReader(open(src, newline=''))
 o = 'topology.scale_out.oversubscription'
 with open(out, 'w', newline='') as f:
-    w = csv.DictWriter(f, r.fieldnames + ['engine'], lineterminator='\n')
+    w = csv.DictWriter(f, r.fieldnames + ([] if 'engine' in r.fieldnames else ['engine']), lineterminator='\n')
     w.writeheader()
     for row in r:
         if all(row[k] == v for k, v in conds):
