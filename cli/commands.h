@@ -11,5 +11,6 @@ int rt_cmd_partition(int argc, char **argv);
 int rt_cmd_compare(int argc, char **argv);
 int rt_cmd_plot(int argc, char **argv);
 int rt_cmd_sweep(int argc, char **argv);
+int rt_cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -19,6 +19,8 @@ static const rt_cli_command commands[] = {
     {"plot", "KIND ...", "draw rooflines, scaling, breakdowns, timelines (gnuplot)", rt_cmd_plot},
     {"sweep", "SWEEP.yaml", "a scenario over a grid of keys: one CSV row per point, resumable",
      rt_cmd_sweep},
+    {"calibrate", "", "measure this machine's curves into a topology file (under mpirun)",
+     rt_cmd_calibrate},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -170,6 +170,14 @@ int rt_graph_add_collective(rt_graph *g, const char *phase, rt_stream stream, rt
     return add_op(g, &op, deps, n_deps);
 }
 
+rt_piece *rt_graph_pieces(rt_graph *g, int n)
+{
+    /* Pieces live in the same arena as the per-peer arrays, in whole 8-byte words. */
+    size_t words = (sizeof(rt_piece) * (size_t)n + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+    _Static_assert(_Alignof(rt_piece) <= _Alignof(uint64_t), "pieces fit the word arena");
+    return (rt_piece *)rt_graph_peer_bytes(g, (int)words);
+}
+
 uint64_t *rt_graph_peer_bytes(rt_graph *g, int n)
 {
     rt_graph_chunk *c = g->chunks;

@@ -150,6 +150,21 @@ typedef struct rt_op {
     int batch_offset;
 } rt_op;
 
+/* One launch (or COUNT equal launches) inside a kernel op, as a framework runs it: a dense
+ * layer is several GEMMs, pointwise passes, norms and attention pieces, and each is costed on
+ * its own calibrated curve (core/calib.h) when the topology has one. A GEMM is (m, n, k) with
+ * 2mnk FLOPs; a BYTES piece moves AMOUNT bytes, counted as the calibration of its FAMILY counts
+ * them; a FLOPS piece does AMOUNT FLOPs of a compute kernel that is not a GEMM. */
+typedef enum { RT_PIECE_GEMM, RT_PIECE_BYTES, RT_PIECE_FLOPS } rt_piece_kind;
+typedef struct rt_piece {
+    rt_piece_kind kind;
+    int family; /* BYTES, FLOPS: an rt_calib_kernel (core/calib.h) */
+    int dim;    /* the curve's dim tag (0: any) */
+    double m, n, k;
+    double amount; /* per launch */
+    double count;  /* launches */
+} rt_piece;
+
 /* The cost of one op on one representative rank.
  * Kernel: flops and the minimum HBM bytes read + written.
  * Collective: `bytes` is the nccl-tests size of the buffer (AllReduce/AllGather output/
@@ -161,6 +176,8 @@ typedef struct rt_op_cost {
     double recv_bytes;
     uint64_t *send;
     uint64_t *recv;
+    int n_pieces; /* kernel: its launches (0: one launch of flops and bytes) */
+    rt_piece *pieces;
 } rt_op_cost;
 
 typedef struct rt_graph {
@@ -215,6 +232,8 @@ const char *rt_graph_name(rt_graph *g, const char *name);
 
 /* Zeroed per-peer byte array of N entries owned by the graph. */
 uint64_t *rt_graph_peer_bytes(rt_graph *g, int n);
+/* Zeroed array of N pieces owned by the graph. */
+rt_piece *rt_graph_pieces(rt_graph *g, int n);
 
 /* Group membership helpers. */
 static inline int rt_group_base(rt_group gr, int rank)

@@ -93,6 +93,8 @@ typedef struct rt_layer {
 
     /* Filled by models/model_cost.c. */
     int in_vectors, in_width; /* input as in_vectors vectors of in_width (flattened: product) */
+    int per_token;            /* works per token of the sequence (else per sample) */
+    int needs_dx;             /* some input receives a gradient (not only dense features) */
     int out_vectors, out_width;
     rt_poly fwd_flops, bwd_flops; /* per sample */
     rt_poly fwd_bytes, bwd_bytes; /* minimum HBM bytes per sample, dense dtype */

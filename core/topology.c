@@ -3,14 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cfg.h"
 
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
+const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
 const char *const rt_sg_model_names[] = {"CM02", "LV08", NULL};
 const char *const rt_sg_flows_names[] = {"auto", "pairs", "links", NULL};
 
-static const char *const top_keys[] = {"name",      "source",     "device",  "node",
-                                       "scale_out", "collective", "simgrid", NULL};
+static const char *const top_keys[] = {"name",       "source",  "device",      "node", "scale_out",
+                                       "collective", "simgrid", "calibration", NULL};
 static const char *const device_keys[] = {
     "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
@@ -19,7 +21,10 @@ static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw",  "
 static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "nic_latency",
                                        "rail_optimized",   "levels",         "radix",
                                        "oversubscription", "switch_latency", NULL};
-static const char *const coll_keys[] = {"efficiency", "base_latency", NULL};
+static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
+                                        NULL};
+static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
+static const char *const proto_lat_keys[] = {"base", "nvlink", "pcie", "net", NULL};
 static const char *const coll_eff_keys[] = {"intra", "inter", NULL};
 static const char *const sg_keys[] = {"model",          "tcp_gamma",        "crosstraffic",
                                       "weight_s",       "bandwidth_factor", "flows",
@@ -97,6 +102,44 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
     return 0;
 }
 
+static int parse_proto_lat(struct rt_cfg *c, struct fy_node *map, const char *key, rt_proto_lat *l)
+{
+    int ok = 1;
+    struct fy_node *n = rt_cfg_get_map(c, map, key, 1, &ok);
+    if (!n || rt_cfg_check_keys(c, n, proto_lat_keys)) return -1;
+    const char *const *k = proto_lat_keys;
+    double *v[] = {&l->base, &l->nvlink, &l->pcie, &l->net};
+    for (int i = 0; k[i]; i++)
+        if (rt_cfg_get_unit(c, n, k[i], 1, RT_UNIT_TIME, 0, T_MAX, v[i]) < 0) return -1;
+    return 0;
+}
+
+/* `protocols:`: a mapping of ll, ll128, simple (any subset; an absent one is not used). */
+static int parse_protocols(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll)
+{
+    if (rt_cfg_check_keys(c, n, rt_proto_names)) return -1;
+    int any = 0;
+    for (int p = 0; p < RT_PROTO_COUNT; p++) {
+        int ok = 1;
+        struct fy_node *m = rt_cfg_get_map(c, n, rt_proto_names[p], 0, &ok);
+        if (!ok) return -1;
+        rt_proto_spec *s = &coll->proto[p];
+        s->enabled = m != NULL;
+        if (!m) continue;
+        if (rt_cfg_check_keys(c, m, proto_keys) ||
+            rt_cfg_get_double(c, m, "bandwidth", 1, 1e-3, 1, &s->bandwidth) < 0 ||
+            parse_proto_lat(c, m, "ring", &s->ring) || parse_proto_lat(c, m, "tree", &s->tree))
+            return -1;
+        any = 1;
+    }
+    if (!any) {
+        rt_cfg_error(c, n, "no protocol; allowed: one or more of ll, ll128, simple");
+        return -1;
+    }
+    coll->has_protocols = 1;
+    return 0;
+}
+
 static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll, int req)
 {
     int ok = 1;
@@ -107,6 +150,10 @@ static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll,
                 rt_cfg_get_double(c, eff, "intra", req, 1e-3, 1, &coll->eff_intra) < 0 ||
                 rt_cfg_get_double(c, eff, "inter", req, 1e-3, 1, &coll->eff_inter) < 0))
         return -1;
+    struct fy_node *pr = rt_cfg_get_map(c, n, "protocols", 0, &ok);
+    if (!ok || (pr && parse_protocols(c, pr, coll))) return -1;
+    if (!coll->p2p_channels) coll->p2p_channels = 1;
+    if (rt_cfg_get_double(c, n, "p2p_channels", 0, 1, 1024, &coll->p2p_channels) < 0) return -1;
     return rt_cfg_get_unit(c, n, "base_latency", req, RT_UNIT_TIME, 0, T_MAX, &coll->base_latency) <
                    0
                ? -1
@@ -164,6 +211,15 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
     if (!ok || (k && parse_coll(c, k, &t->coll, req))) return -1;
     struct fy_node *sg = rt_cfg_get_map(c, map, "simgrid", 0, &ok);
     if (!ok || (sg && parse_simgrid(c, sg, &t->simgrid))) return -1;
+    /* Optional in a full parse too; an override replaces the file's tables as a whole. */
+    struct fy_node *cal = rt_cfg_get_map(c, map, "calibration", 0, &ok);
+    if (!ok) return -1;
+    if (cal) {
+        rt_calib *parsed = rt_calib_parse(c, cal);
+        if (!parsed) return -1;
+        rt_calib_free(t->calib);
+        t->calib = parsed;
+    }
     if (!partial && t->device.peak_flops[RT_DT_FP32] <= 0) {
         rt_cfg_error(c, d, "peak_flops.fp32 is required (the fallback for every dtype)");
         return -1;
@@ -177,5 +233,6 @@ void rt_topology_free(rt_topology *t)
     free(t->name);
     free(t->source);
     free(t->device.name);
+    rt_calib_free(t->calib);
     memset(t, 0, sizeof *t);
 }

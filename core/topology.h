@@ -7,6 +7,7 @@
 
 struct rt_cfg;
 struct fy_node;
+struct rt_calib;
 
 typedef enum {
     RT_SCALEUP_NVSWITCH,
@@ -46,10 +47,33 @@ typedef struct rt_scale_out {
     double switch_latency;
 } rt_scale_out;
 
+/* NCCL's protocols: LL (8-byte flag+data stores, lowest latency, half the bandwidth), LL128
+ * (128-byte lines, 120 bytes of payload), Simple (chunked, full bandwidth, highest latency). */
+typedef enum { RT_PROTO_LL, RT_PROTO_LL128, RT_PROTO_SIMPLE, RT_PROTO_COUNT } rt_proto;
+
+/* Latencies of one algorithm under one protocol, as NCCL's tuning model has them: a base per
+ * call and a latency per step over NVLink, PCIe or the network. */
+typedef struct rt_proto_lat {
+    double base, nvlink, pcie, net;
+} rt_proto_lat;
+
+typedef struct rt_proto_spec {
+    int enabled;
+    double bandwidth; /* fraction of the algorithm's bus bandwidth the protocol achieves */
+    rt_proto_lat ring, tree;
+} rt_proto_spec;
+
 typedef struct rt_coll_tuning {
     double eff_intra;    /* achieved fraction of scale-up bandwidth by collectives */
     double eff_inter;    /* achieved fraction of NIC bandwidth by collectives */
     double base_latency; /* software launch latency of one collective */
+    /* Optional `protocols:` (NCCL's tuning figures): ring and tree then take the fastest
+     * protocol for their size and group, their latencies per step and per hop replace
+     * base_latency and the hop latencies above, and an AlltoAll pays a latency per peer over
+     * p2p_channels channels. Without it, none of this applies. */
+    int has_protocols;
+    rt_proto_spec proto[RT_PROTO_COUNT];
+    double p2p_channels;
 } rt_coll_tuning;
 
 /* SimGrid network-model settings (the topology's optional `simgrid:` section). Defaults fit
@@ -88,10 +112,14 @@ typedef struct rt_topology {
     rt_scale_out net;
     rt_coll_tuning coll;
     rt_simgrid_settings simgrid;
+    /* The `calibration:` tables (core/calib.h), NULL without: then every cost is the scalar
+     * model of the figures above. */
+    struct rt_calib *calib;
     int nodes; /* set from the scenario */
 } rt_topology;
 
 extern const char *const rt_scaleup_names[];
+extern const char *const rt_proto_names[];
 extern const char *const rt_sg_model_names[];
 extern const char *const rt_sg_flows_names[];
 

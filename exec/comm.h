@@ -45,6 +45,8 @@ typedef struct rt_xcomm_ops {
     int (*alltoall_meta)(rt_xcomm *c, rt_xgroup *grp, const int64_t *send, int64_t *recv);
     /* Ends every rank's participation after a fault (ncclCommAbort, MPI_Abort). */
     void (*abort)(rt_xcomm *c, int code);
+    /* The communication library and its version into BUF, for calibration records. */
+    void (*describe)(rt_xcomm *c, char *buf, size_t size);
 } rt_xcomm_ops;
 
 struct rt_xcomm {

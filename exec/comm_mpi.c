@@ -212,6 +212,16 @@ static int mpi_alltoall_meta(rt_xcomm *c, rt_xgroup *x, const int64_t *send, int
     return 0;
 }
 
+static void mpi_describe(rt_xcomm *c, char *buf, size_t size)
+{
+    (void)c;
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(v, &len) != MPI_SUCCESS) snprintf(v, sizeof v, "MPI (unknown)");
+    v[strcspn(v, ",\n")] = '\0'; /* Open MPI appends its repository and release date */
+    snprintf(buf, size, "%s", v);
+}
+
 static void mpi_abort(rt_xcomm *c, int code)
 {
     (void)c;
@@ -231,4 +241,5 @@ const rt_xcomm_ops rt_xcomm_mpi = {
     .allgather_meta = mpi_allgather_meta,
     .alltoall_meta = mpi_alltoall_meta,
     .abort = mpi_abort,
+    .describe = mpi_describe,
 };

@@ -81,6 +81,14 @@ static int world_free(nccl_comm *st)
 }
 
 static void nccl_close(rt_xcomm *c);
+static void nccl_describe(rt_xcomm *c, char *buf, size_t size)
+{
+    (void)c;
+    int v = 0;
+    if (ncclGetVersion(&v) != ncclSuccess) v = 0;
+    snprintf(buf, size, "NCCL %d.%d.%d (code %d)", v / 10000, v / 100 % 100, v % 100, v);
+}
+
 static void nccl_abort(rt_xcomm *c, int code);
 
 static int nccl_open(rt_xcomm *c, rt_xdev *d, FILE *err)
@@ -410,4 +418,5 @@ const rt_xcomm_ops rt_xcomm_nccl = {
     .allgather_meta = nccl_allgather_meta,
     .alltoall_meta = nccl_alltoall_meta,
     .abort = nccl_abort,
+    .describe = nccl_describe,
 };

@@ -26,6 +26,7 @@ typedef struct rt_xdev rt_xdev;
 typedef struct rt_xdev_ops {
     const char *name;
     int host_memory; /* 1: device pointers are host pointers (MPI can use them directly) */
+    int fp32_only;   /* 1: every rt_xmath runs the fp32 kernels (open ignores the math mode) */
     /* Opens the device of this process (LOCAL_RANK picks the GPU) with MAX_MARKS timing marks.
      * Returns 0, or -1 with the reason on ERR (no GPU, driver missing, ...). */
     int (*open)(rt_xdev *d, int local_rank, int max_marks, rt_xmath math, FILE *err);
@@ -47,6 +48,10 @@ typedef struct rt_xdev_ops {
     double (*mark_seconds)(rt_xdev *d, int slot);
     /* The native stream handle (cudaStream_t) of stream S, NULL on CPU. */
     void *(*native_stream)(rt_xdev *d, rt_stream s);
+    /* What an opened device is, for calibration records: its name into NAME (CPU model and
+     * cores, GPU name) and the libraries its kernels use into LIBS (GEMM library, CUDA
+     * runtime and driver versions). */
+    void (*describe)(rt_xdev *d, char *name, size_t name_size, char *libs, size_t libs_size);
 
     /* Kernels (kernels/kernels.h) on device pointers. */
     rt_kstatus (*gather_pool)(rt_xdev *d, const rt_ktable *t, const int64_t *ids,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "device.h"
 
@@ -130,6 +131,31 @@ static double rt_xcpu_mark_seconds(rt_xdev *d, int slot)
     rt_xcpu *c = d->impl;
     if (!c || slot < 0 || slot >= c->max_marks) return 0.0;
     return c->marks[slot] - c->marks[0];
+}
+
+/* The CPU model of /proc/cpuinfo (Linux), or "cpu" where there is none. */
+static void rt_xcpu_describe(rt_xdev *d, char *name, size_t name_size, char *libs, size_t libs_size)
+{
+    (void)d;
+    char model[256] = "cpu";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        const char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(model, sizeof model, "%s", v);
+        model[strcspn(model, "\n")] = '\0';
+        break;
+    }
+    if (f) fclose(f);
+    snprintf(name, name_size, "%s, %ld online cpus", model, sysconf(_SC_NPROCESSORS_ONLN));
+    /* The GEMM library's thread count decides how many cores one rank's GEMM uses. */
+    const char *th = getenv("OPENBLAS_NUM_THREADS"), *omp = getenv("OMP_NUM_THREADS");
+    snprintf(libs, libs_size, "GEMM %s (OPENBLAS_NUM_THREADS=%s, OMP_NUM_THREADS=%s)",
+             rt_kcpu_gemm_library(), th ? th : "unset", omp ? omp : "unset");
 }
 
 static void *rt_xcpu_native_stream(rt_xdev *d, rt_stream s)
@@ -366,6 +392,7 @@ static rt_kstatus rt_xcpu_relpos_bwd(rt_xdev *d, const float *v, const int64_t *
 const rt_xdev_ops rt_xdev_cpu = {
     .name = "cpu",
     .host_memory = 1,
+    .fp32_only = 1,
     .open = rt_xcpu_open,
     .close = rt_xcpu_close,
     .alloc = rt_xcpu_alloc,
@@ -377,6 +404,7 @@ const rt_xdev_ops rt_xdev_cpu = {
     .wait_mark = rt_xcpu_wait_mark,
     .mark_seconds = rt_xcpu_mark_seconds,
     .native_stream = rt_xcpu_native_stream,
+    .describe = rt_xcpu_describe,
     .gather_pool = rt_xcpu_gather_pool,
     .sequence_lookup = rt_xcpu_sequence_lookup,
     .gather_rows = rt_xcpu_gather_rows,

@@ -581,6 +581,22 @@ static rt_kstatus k_relpos_attn_bwd(rt_xdev *d, const float *v, const int64_t *o
     return rt_kcuda_relpos_attn_bwd(v, offsets, nseq, c, rab, dout, dv, drab, ctx_of(d));
 }
 
+static void cuda_describe(rt_xdev *d, char *name, size_t name_size, char *libs, size_t libs_size)
+{
+    cuda_dev *x = d->impl;
+    struct cudaDeviceProp p;
+    if (!x || cudaGetDeviceProperties(&p, x->gpu) != cudaSuccess)
+        snprintf(name, name_size, "cuda device (unknown)");
+    else
+        snprintf(name, name_size, "%s (sm_%d%d, %.1f GiB)", p.name, p.major, p.minor,
+                 (double)p.totalGlobalMem / (1 << 30));
+    int rt = 0, drv = 0;
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
+    snprintf(libs, libs_size, "CUDA runtime %d.%d, driver %d.%d, cuBLAS", rt / 1000, rt % 1000 / 10,
+             drv / 1000, drv % 1000 / 10);
+}
+
 const rt_xdev_ops rt_xdev_cuda = {
     .name = "cuda",
     .host_memory = 0,
@@ -596,6 +612,7 @@ const rt_xdev_ops rt_xdev_cuda = {
     .wait_mark = cuda_wait_mark,
     .mark_seconds = cuda_mark_seconds,
     .native_stream = cuda_native_stream,
+    .describe = cuda_describe,
     .gather_pool = k_gather_pool,
     .sequence_lookup = k_sequence_lookup,
     .gather_rows = k_gather_rows,

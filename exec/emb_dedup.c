@@ -35,10 +35,8 @@ static uint64_t fused_key(int cat, uint64_t v)
     return rt_dedup_hash(v ^ rt_dedup_hash(0x5bd1e995ULL + (uint64_t)cat));
 }
 
-/* Distinct values of NSEG segments (VALS[s], N[s] values); KEYS[s] (may be NULL) are the
- * hashed keys the sort runs on. Fills OUT[s] (host arrays) and uploads them. */
-static int unique_segments(rt_xexec *x, int nseg, const uint64_t *const *vals, const int64_t *n,
-                           uint64_t *const *keys, rt_xuniq *const *out, FILE *err)
+int rt_xuniq_segments(rt_xdev *d, int nseg, const uint64_t *const *vals, const int64_t *n,
+                      uint64_t *const *keys, rt_xuniq *const *out, FILE *err)
 {
     int64_t total = 0;
     for (int s = 0; s < nseg; s++)
@@ -76,10 +74,9 @@ static int unique_segments(rt_xexec *x, int nseg, const uint64_t *const *vals, c
     for (int s = 0; s < nseg; s++) {
         rt_xuniq *u = out[s];
         size_t ub = sizeof(int64_t) * (size_t)u->n_uniq, ib = sizeof(int64_t) * (size_t)u->n;
-        if (rt_xbuf_reserve(x->dev, &u->uniq_dev, ub, err) ||
-            rt_xbuf_reserve(x->dev, &u->inv_dev, ib, err) ||
-            (ub && x->dev->ops->copy(x->dev, u->uniq_dev.p, u->uniq, ub, RT_XCOPY_H2D)) ||
-            (ib && x->dev->ops->copy(x->dev, u->inv_dev.p, u->inv, ib, RT_XCOPY_H2D)))
+        if (rt_xbuf_reserve(d, &u->uniq_dev, ub, err) || rt_xbuf_reserve(d, &u->inv_dev, ib, err) ||
+            (ub && d->ops->copy(d, u->uniq_dev.p, u->uniq, ub, RT_XCOPY_H2D)) ||
+            (ib && d->ops->copy(d, u->inv_dev.p, u->inv, ib, RT_XCOPY_H2D)))
             return -1;
     }
     return 0;
@@ -122,7 +119,7 @@ static int unique_send(rt_xexec *x, rt_xunit *xu, int k, int op, FILE *err)
         keys[nseg] = hashed ? xu->keys[i] : NULL, out[nseg] = &xu->s1[i];
         nseg++;
     }
-    if (unique_segments(x, nseg, vals, n, hashed ? keys : NULL, out, err)) return -1;
+    if (rt_xuniq_segments(x->dev, nseg, vals, n, hashed ? keys : NULL, out, err)) return -1;
     for (int i = 0; i < F; i++) {
         if (!in_kunit(u, i, k)) continue;
         const rt_feature_batch *fb = &x->v.batch.f[u->features[i]];
@@ -168,7 +165,7 @@ static int unique_owner(rt_xexec *x, rt_xunit *xu, int k, int op, FILE *err)
         keys[nseg] = hashed ? xu->keys[e] : NULL, out[nseg] = &xu->s2[e];
         nseg++;
     }
-    if (unique_segments(x, nseg, vals, n, hashed ? keys : NULL, out, err)) return -1;
+    if (rt_xuniq_segments(x->dev, nseg, vals, n, hashed ? keys : NULL, out, err)) return -1;
     /* The graph counts a feature's distinct keys once however many column shards it has. */
     double nk = 0, uk = 0;
     for (int e = 0; e < E; e++) {

@@ -189,6 +189,12 @@ int rt_xemb_run(rt_xexec *x, int op, FILE *err);
 int rt_xemb_key_hash(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_unique(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 void rt_xuniq_free(rt_xdev *d, rt_xuniq *u);
+/* Distinct values of NSEG segments (VALS[s], N[s] values), on the host by a sort of (segment,
+ * value) records, or of (KEYS[s][j], segment) when KEYS (the hashed keys) is not NULL. Fills
+ * OUT[s] (host arrays: distinct values, inverse index) and uploads them to D. rectwin-calibrate
+ * times the same function. */
+int rt_xuniq_segments(rt_xdev *d, int nseg, const uint64_t *const *vals, const int64_t *n,
+                      uint64_t *const *keys, rt_xuniq *const *out, FILE *err);
 /* Decodes the received ID messages into per-entry index lists once per iteration. */
 int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* SPTT's tower transform (emb_sptt.c): setup and the ops between lookup and recovery. */

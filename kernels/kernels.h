@@ -259,6 +259,10 @@ rt_kstatus rt_khash_gather(rt_khash *h, const int64_t *keys, int64_t n, float *o
 
 /* ---- dense ----------------------------------------------------------------------------- */
 
+/* The GEMM implementation rt_kcpu_gemm calls ("CBLAS libopenblas.so", or the built-in loop),
+ * for calibration records. */
+const char *rt_kcpu_gemm_library(void);
+
 /* Row-major C = alpha * op(A) op(B) + beta * C with op(A) m x k, op(B) k x n. CBLAS when the
  * build found it, a cache-blocked loop otherwise. */
 rt_kstatus rt_kcpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

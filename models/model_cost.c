@@ -398,6 +398,10 @@ int rt_model_compute_costs(rt_model *m, FILE *err)
         if (!rc) rc = layer_cost(m, li, &in, &c, err);
         if (!rc) {
             per_token[li] = in.per_token;
+            l->per_token = in.per_token;
+            l->needs_dx = 0;
+            for (int s = 0; s < l->n_inputs; s++)
+                if (l->inputs[s].kind != RT_SRC_DENSE) l->needs_dx = 1;
             store_cost(l, &c, in.per_token, elem);
         }
     }

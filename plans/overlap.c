@@ -195,6 +195,11 @@ static void copy_cost(rt_graph *to, int op_to, const rt_graph *from, int op_from
         d->send = memcpy(rt_graph_peer_bytes(to, n), c->send, sizeof(uint64_t) * (size_t)n);
     if (c->recv)
         d->recv = memcpy(rt_graph_peer_bytes(to, n), c->recv, sizeof(uint64_t) * (size_t)n);
+    if (c->n_pieces) {
+        d->pieces = memcpy(rt_graph_pieces(to, c->n_pieces), c->pieces,
+                           sizeof(rt_piece) * (size_t)c->n_pieces);
+        d->n_pieces = c->n_pieces;
+    }
 }
 
 static rt_graph *window_graph(const rt_graph *g, const window *win, const int *order,

@@ -1,14 +1,19 @@
 #include "plan_common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "layer_ops.h"
+
+/* A token is one embedding of every sequence table, concatenated (models/README.md), and the
+ * workload draws one length per sample shared by all of them: the tokens are the length of
+ * any one sequence table, not the sum over tables (that charged MTGR about 5x its FLOPs). */
 double rt_plan_sample_tokens(const rt_scenario *s, const rt_workload *w, int r, int i)
 {
     if (!s->model.seq_len) return 1;
-    double L = 0;
     for (int f = 0; f < w->n_features; f++)
-        if (s->model.tables[f].sequence) L += rt_workload_batch(w, r, f)->lengths[i];
-    return L;
+        if (s->model.tables[f].sequence) return rt_workload_batch(w, r, f)->lengths[i];
+    return 0;
 }
 
 /* One output per token for sequence models, one per sample otherwise. */
@@ -72,6 +77,45 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
     rt_graph_set_role(g, d->update, RT_ROLE_DENSE_UPDATE, -1, -1);
 }
 
+/* Causal (query, key) pairs of the rep's sequences: sum of L(L+1)/2. */
+static double batch_pairs(const rt_scenario *s, const rt_workload *w, int r)
+{
+    return s->model.seq_len ? batch_sum(s, w, r, (rt_poly){{0, 0.5, 0.5}}) : 0;
+}
+
+/* The launches of an op (models/layer_ops.h) into the graph's arena. */
+static void set_pieces(rt_graph *g, rt_op_cost *c, int n, const rt_piece *tmp)
+{
+    c->n_pieces = n;
+    c->pieces = n ? memcpy(rt_graph_pieces(g, n), tmp, sizeof *tmp * (size_t)n) : NULL;
+}
+
+/* Only a topology with calibration tables costs launches one by one: without, the engines
+ * price a kernel by its FLOPs and bytes alone, so the pieces would be unused weight. */
+static void fill_pieces(rt_graph *g, const rt_scenario *s, const rt_workload *w,
+                        const rt_dense_ops *d, int r)
+{
+    const rt_model *m = &s->model;
+    double batch = rt_plan_rep_batch(w, r), tokens = batch_sum(s, w, r, output_tokens(s));
+    double pairs = batch_pairs(s, w, r);
+    for (int l = 0; l < m->n_layers; l++) {
+        double rows = m->layers[l].per_token ? tokens : batch;
+        for (int bwd = 0; bwd < 2; bwd++) {
+            int op = bwd ? d->first_bwd + (m->n_layers - 1 - l) : d->first_fwd + l;
+            int n = rt_layer_pieces(m, l, bwd, rows, pairs, NULL, 0);
+            rt_piece *tmp = malloc(sizeof *tmp * (size_t)(n > 0 ? n : 1));
+            if (!tmp) abort(); /* as the graph's own arena does */
+            set_pieces(g, rt_graph_cost(g, op, r), rt_layer_pieces(m, l, bwd, rows, pairs, tmp, n),
+                       tmp);
+            free(tmp);
+        }
+    }
+    rt_piece loss[16];
+    int dm = m->n_tables ? m->tables[0].dim : 1;
+    int n = rt_loss_pieces(m, tokens, m->negatives > 0 ? m->negatives : 0, dm, loss, 16);
+    set_pieces(g, rt_graph_cost(g, d->loss, r), n > 0 ? n : 0, loss);
+}
+
 void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
                         const rt_dense_ops *d, int r)
 {
@@ -102,6 +146,7 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
     /* Adam-class step: read weight, grad, two moments; write weight and moments. */
     up->bytes = trained * 4 * 7;
     up->flops = trained * 10;
+    if (s->topology.calib) fill_pieces(g, s, w, d, r);
 }
 
 double rt_plan_dense_flops(const rt_scenario *s, const rt_workload *w, int r)

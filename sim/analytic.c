@@ -11,10 +11,12 @@
 #include <stdlib.h>
 
 #include "analytic.h"
+#include "calib.h"
 #include "collective_model.h"
 #include "collective_policy.h"
 #include "engine.h"
 #include "json.h"
+#include "kernel_model.h"
 
 typedef struct member {
     int base;
@@ -29,6 +31,7 @@ typedef struct sched {
     double *dur;
     member *members;
     rt_coll_policy policy;
+    const rt_scenario *scn;
 } sched;
 
 static void sched_free(sched *s)
@@ -39,14 +42,21 @@ static void sched_free(sched *s)
     free(s->members);
 }
 
-static int sched_init(sched *s, int n_reps)
+/* With calibration, every queue starts after the host's fixed work of a window (the runner's
+ * origin mark and final sync, measured), as a measured op's start counts from that origin. */
+static int sched_init(sched *s, const rt_scenario *scn, int n_reps)
 {
     s->n_reps = n_reps;
+    s->scn = scn;
     s->queue_free = calloc((size_t)n_reps * RT_STREAM_COUNT, sizeof(double));
     s->ready = calloc((size_t)n_reps, sizeof(double));
     s->dur = calloc((size_t)n_reps, sizeof(double));
     s->members = calloc((size_t)n_reps, sizeof(member));
     rt_coll_policy_default(&s->policy);
+    const rt_topology *t = &scn->topology;
+    const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
+    for (long i = 0; run && s->queue_free && i < (long)n_reps * RT_STREAM_COUNT; i++)
+        s->queue_free[i] = run->host_per_iteration_s;
     if (s->queue_free && s->ready && s->dur && s->members) return 0;
     sched_free(s);
     return -1;
@@ -111,6 +121,13 @@ static int collective_time(const sched *s, const rt_topology *t, const rt_graph 
     rt_coll_time ct;
     if (rt_coll_model_time(t, &call, &ct, why) < 0) return -1;
     *out = ct.total_s;
+    /* rectwin-exec's ID AlltoAll first exchanges the splits (one int64 per peer, TorchRec's
+     * size exchange: exec/README.md); calibrated, that is one more small AlltoAll. */
+    if (t->calib && o->role == RT_ROLE_IDS_A2A && o->group.size > 1) {
+        const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
+        double meta = rt_calib_coll_time(run, RT_CC_ALLTOALL, o->group.size, 8.0 * o->group.size);
+        if (meta > 0) *out += meta;
+    }
     return 0;
 }
 
@@ -159,7 +176,7 @@ static int schedule_op(sched *s, const rt_topology *t, const rt_graph *g, int op
         long at = (long)op * R + rep;
         s->ready[rep] = ready_time(s, g, r, op, rep);
         int rc = o->type == RT_OP_KERNEL
-                     ? rt_analytic_kernel_time(t, o, rt_graph_cost(g, op, rep), &s->dur[rep], &why)
+                     ? rt_kernel_time(s->scn, g, op, rep, &s->dur[rep], &why)
                      : collective_time(s, t, g, op, rep, &s->dur[rep], &r->algo[at], &why);
         if (rc < 0) {
             op_error(err, g, op, rep, why);
@@ -236,7 +253,7 @@ static int analytic_run(const rt_scenario *scn, const rt_graph *g, rt_result *r,
     const rt_topology *t = &scn->topology;
     if (check_inputs(t, g, err) < 0) return -1;
     sched s;
-    if (sched_init(&s, g->n_reps) < 0) {
+    if (sched_init(&s, scn, g->n_reps) < 0) {
         fprintf(err, "analytic: out of memory\n");
         return -1;
     }

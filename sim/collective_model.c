@@ -14,10 +14,27 @@
  * Bandwidths are per direction; a rank's concurrent flows share its links. NVLink and NIC
  * are separate resources, so their terms overlap (max) when an algorithm pipelines them.
  * A mesh scale-up is treated like a switch: libraries stripe channels over all its links.
- * No per-message software cost is modeled beyond base_latency once per call. */
+ * No per-message software cost is modeled beyond base_latency once per call.
+ *
+ * With the topology's `protocols:` (NCCL's tuning model, NVIDIA/nccl src/graph/tuning.cc: the
+ * facts and formulas, not its code), ring and tree run every enabled protocol and take the
+ * fastest, as NCCL's ncclTopoGetAlgoTime comparison does:
+ *   ring latency = base + (steps - inter steps) x intra hop + inter steps x net hop, steps =
+ *     2(n-1) for AllReduce, n-1 for AllGather/ReduceScatter, inter steps 2(m-1) or m-1;
+ *   tree latency = base + 2 ((g-1) x intra hop + floor(log2 m) x net hop);
+ *   transfer = the algorithm's bandwidth term / the protocol's bandwidth fraction
+ *     (LL 0.5: 8 data bytes per 16-byte store; LL128 0.92: 120 of 128 bytes; Simple 1);
+ * the intra hop is NVLink's unless the scale-up is PCIe. NVLS and hierarchical run Simple
+ * (NCCL runs NVLS only with Simple): its ring base replaces base_latency. A direct AlltoAll
+ * is NCCL's grouped point-to-point: Simple's base once, then per peer it exchanges bytes with
+ * one Simple step of latency (intra or net hop), peers spread over p2p_channels channels that
+ * each serve their peers in turn, so tiny per-peer messages at large scale cost latency, not
+ * bandwidth. A one-rank collective costs nothing. */
 #include "collective_model.h"
 
 #include <math.h>
+
+#include "calib.h"
 
 int rt_coll_nodes_per_leaf(const rt_topology *t)
 {
@@ -89,6 +106,66 @@ static double lat_net(const rt_topology *t, int cross_leaf)
 static int nvls_ok(const rt_topology *t)
 {
     return t->node.nvls && t->node.scale_up == RT_SCALEUP_NVSWITCH;
+}
+
+/* The intra-node hop of latency set L: PCIe for a PCIe scale-up, NVLink otherwise. */
+static double intra_hop(const rt_topology *t, const rt_proto_lat *l)
+{
+    return t->node.scale_up == RT_SCALEUP_PCIE ? l->pcie : l->nvlink;
+}
+
+/* Ring or tree under every enabled protocol; O's transfer_s holds the Simple (full bandwidth)
+ * term on entry, the fastest protocol's figures on return. */
+static void choose_protocol(const rt_topology *t, const rt_coll_shape *sh, rt_coll_kind kind,
+                            rt_coll_algo algo, rt_coll_time *o)
+{
+    double transfer = o->transfer_s, best = INFINITY;
+    int n = sh->size, m = sh->nodes, ar = kind == RT_COLL_ALLREDUCE;
+    double steps = ar ? 2.0 * (n - 1) : n - 1.0;
+    double inter = m > 1 ? (ar ? 2.0 * (m - 1) : m - 1.0) : 0.0;
+    double depth = m > 1 ? floor(log2((double)m)) : 0.0;
+    for (int p = 0; p < RT_PROTO_COUNT; p++) {
+        const rt_proto_spec *s = &t->coll.proto[p];
+        if (!s->enabled) continue;
+        double lat = algo == RT_ALGO_TREE
+                         ? s->tree.base + 2.0 * ((sh->local - 1) * intra_hop(t, &s->tree) +
+                                                 depth * s->tree.net)
+                         : s->ring.base + (steps - inter) * intra_hop(t, &s->ring) +
+                               inter * s->ring.net;
+        double tr = transfer / s->bandwidth;
+        if (lat + tr < best) {
+            best = lat + tr;
+            o->latency_s = lat, o->transfer_s = tr, o->proto = p;
+        }
+    }
+}
+
+/* Simple's figures (or the first enabled protocol's when Simple is off). */
+static const rt_proto_spec *simple_of(const rt_topology *t)
+{
+    for (int p = RT_PROTO_SIMPLE; p >= 0; p--)
+        if (t->coll.proto[p].enabled) return &t->coll.proto[p];
+    return &t->coll.proto[RT_PROTO_SIMPLE];
+}
+
+/* The per-peer term of a direct AlltoAll: each peer it exchanges bytes with costs one Simple
+ * step of latency (NVLink or PCIe in the node, the network outside), spread over the
+ * p2p channels. */
+static double per_peer_latency(const rt_topology *t, const rt_coll_call *c)
+{
+    const rt_proto_spec *s = simple_of(t);
+    int devices = t->node.devices > 0 ? t->node.devices : 1;
+    int base = rt_group_base(c->group, c->rank), me = rt_group_index(c->group, c->rank);
+    double sum = 0;
+    for (int k = 0; k < c->group.size; k++) {
+        if (k == me) continue;
+        double sb = c->send ? (double)c->send[k] : c->bytes / c->group.size;
+        double rb = c->recv ? (double)c->recv[k] : c->bytes / c->group.size;
+        if (sb == 0 && rb == 0) continue;
+        int node = (base + k * c->group.stride) / devices;
+        sum += node == c->rank / devices ? intra_hop(t, &s->ring) : s->ring.net;
+    }
+    return sum / (t->coll.p2p_channels >= 1 ? t->coll.p2p_channels : 1);
 }
 
 int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo,
@@ -252,6 +329,29 @@ static void direct_time(const rt_topology *t, const rt_coll_call *c, rt_coll_tim
     o->latency_s = lat;
 }
 
+/* The measured time of C from the topology's calibration (the run of the topology's rank
+ * count, the curve of the group size or log-linear between measured sizes), or -1 when none
+ * covers it. An AlltoAll(v) is looked up at the larger of its send and receive totals: the
+ * curve was measured with even blocks, so a rank's busiest direction stands for its size. */
+static double calibrated_time(const rt_topology *t, const rt_coll_call *c)
+{
+    static const rt_calib_coll map[RT_COLL_COUNT] = {RT_CC_ALLTOALL, RT_CC_ALLREDUCE,
+                                                     RT_CC_REDUCE_SCATTER, RT_CC_ALLGATHER,
+                                                     RT_CC_SENDRECV};
+    if (!t->calib || (unsigned)c->kind >= RT_COLL_COUNT) return -1;
+    double bytes = c->bytes;
+    if (c->send || c->recv) {
+        double s = 0, r = 0;
+        for (int k = 0; k < c->group.size; k++) {
+            s += c->send ? (double)c->send[k] : 0;
+            r += c->recv ? (double)c->recv[k] : 0;
+        }
+        bytes = fmax(s, r);
+    }
+    const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
+    return rt_calib_coll_time(run, map[c->kind], c->group.size, bytes);
+}
+
 int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time *o,
                        const char **why)
 {
@@ -267,6 +367,15 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
     rt_coll_shape_of(t, c->group, c->rank, &sh);
     if (rt_coll_algo_check(t, c->kind, c->algo, &sh, why) < 0) return -1;
     o->latency_s = o->transfer_s = 0;
+    o->proto = -1;
+    if (t->calib) {
+        /* A one-rank collective moves nothing and calls no peer. */
+        double measured = sh.size > 1 ? calibrated_time(t, c) : 0.0;
+        if (measured >= 0) {
+            o->transfer_s = o->total_s = measured;
+            return 0;
+        }
+    }
     if (sh.size > 1) {
         switch (c->algo) {
         case RT_ALGO_RING:
@@ -285,6 +394,25 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
             direct_time(t, c, o);
             break;
         }
+    }
+    if (t->coll.has_protocols) {
+        if (sh.size <= 1) {
+            o->latency_s = o->transfer_s = o->total_s = 0;
+            return 0;
+        }
+        if (c->algo == RT_ALGO_RING || c->algo == RT_ALGO_TREE) {
+            choose_protocol(t, &sh, c->kind, c->algo, o);
+        } else {
+            o->proto = RT_PROTO_SIMPLE;
+            o->latency_s = simple_of(t)->ring.base +
+                           (c->algo == RT_ALGO_DIRECT ? per_peer_latency(t, c) : o->latency_s);
+        }
+        o->total_s = o->latency_s + o->transfer_s;
+        if (!isfinite(o->total_s)) {
+            *why = "a bandwidth this collective needs is zero in the topology";
+            return -1;
+        }
+        return 0;
     }
     o->latency_s += t->coll.base_latency;
     o->total_s = o->latency_s + o->transfer_s;

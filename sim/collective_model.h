@@ -34,6 +34,7 @@ typedef struct rt_coll_time {
     double latency_s;  /* base + per-hop latencies */
     double transfer_s; /* bandwidth term */
     double total_s;
+    int proto; /* the rt_proto chosen when the topology has `protocols:`, else -1 */
 } rt_coll_time;
 
 /* Nodes under one leaf switch (one rail switch when rail-optimized). */

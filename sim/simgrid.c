@@ -24,6 +24,7 @@
 #include "collective_policy.h"
 #include "engine.h"
 #include "json.h"
+#include "kernel_model.h"
 #include "simgrid_run.h"
 
 enum { RT_SG_PAIRS_MAX_RANKS = 256 };
@@ -89,8 +90,9 @@ static void op_error(FILE *err, const rt_graph *g, int op, int rep, const char *
 }
 
 /* Kernel durations and collective algorithms of every (op, representative). */
-static int time_ops(const rt_topology *t, const rt_graph *g, prep *x, FILE *err)
+static int time_ops(const rt_scenario *s, const rt_graph *g, prep *x, FILE *err)
 {
+    const rt_topology *t = &s->topology;
     rt_coll_policy pol;
     rt_coll_policy_default(&pol);
     for (int op = 0; op < g->n_ops; op++) {
@@ -101,7 +103,7 @@ static int time_ops(const rt_topology *t, const rt_graph *g, prep *x, FILE *err)
             const char *why = NULL;
             x->algo[at] = RT_ALGO_AUTO;
             if (o->type == RT_OP_KERNEL) {
-                if (rt_analytic_kernel_time(t, o, c, &x->kernel_s[at], &why) == 0) continue;
+                if (rt_kernel_time(s, g, op, rep, &x->kernel_s[at], &why) == 0) continue;
                 op_error(err, g, op, rep, why);
                 return -1;
             }
@@ -142,8 +144,9 @@ static int write_platform(const rt_topology *t, prep *x, FILE *err)
     return 0;
 }
 
-static int prepare(const rt_topology *t, const rt_graph *g, prep *x, FILE *err)
+static int prepare(const rt_scenario *s, const rt_graph *g, prep *x, FILE *err)
 {
+    const rt_topology *t = &s->topology;
     const char *why = NULL;
     size_t n = (size_t)g->n_ops * (size_t)g->n_reps + 1;
     memset(x, 0, sizeof *x);
@@ -160,7 +163,7 @@ static int prepare(const rt_topology *t, const rt_graph *g, prep *x, FILE *err)
     x->algo = calloc(n, sizeof(rt_coll_algo));
     if (!x->rep_of || !x->kernel_s || !x->algo) return fail(err, "out of memory");
     map_reps(g, x->rep_of);
-    if (time_ops(t, g, x, err) < 0) return -1;
+    if (time_ops(s, g, x, err) < 0) return -1;
     return write_platform(t, x, err);
 }
 
@@ -340,7 +343,7 @@ static int simgrid_run(const rt_scenario *scn, const rt_graph *g, rt_result *r, 
     const rt_topology *t = &scn->topology;
     prep x;
     shared sh = {0};
-    int rc = prepare(t, g, &x, err);
+    int rc = prepare(scn, g, &x, err);
     if (rc == 0 && shared_map(&sh, g, x.p) < 0) rc = fail(err, "cannot map shared memory");
     if (rc == 0) {
         rt_sg_job job = {.t = t,

@@ -111,6 +111,109 @@ static void nvls_allreduce(void **state)
                 model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL));
 }
 
+/* topo(NODES) with NCCL-style protocols of round test numbers (not NCCL's; those are in
+ * topologies/README.md): LL half bandwidth, LL128 0.9, Simple full; latencies in us. */
+static rt_topology proto_topo(int nodes)
+{
+    rt_topology t = topo(nodes);
+    t.coll.has_protocols = 1;
+    t.coll.proto[RT_PROTO_LL] =
+        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {6e-6, 1e-6, 2e-6, 4e-6}};
+    t.coll.proto[RT_PROTO_LL128] =
+        (rt_proto_spec){1, 0.9, {10e-6, 2e-6, 3e-6, 5e-6}, {12e-6, 2e-6, 3e-6, 6e-6}};
+    t.coll.proto[RT_PROTO_SIMPLE] =
+        (rt_proto_spec){1, 1.0, {20e-6, 4e-6, 5e-6, 10e-6}, {22e-6, 4e-6, 5e-6, 12e-6}};
+    t.coll.p2p_channels = 4;
+    return t;
+}
+
+static rt_coll_time call_time(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo,
+                              rt_group g, double bytes, const uint64_t *send, const uint64_t *recv)
+{
+    rt_coll_call c = {kind, algo, g, 0, bytes, send, recv};
+    rt_coll_time out;
+    const char *why = NULL;
+    assert_int_equal(rt_coll_model_time(t, &c, &out, &why), 0);
+    assert_close(out.total_s, out.latency_s + out.transfer_s);
+    return out;
+}
+
+/* Ring AllReduce on one 8-GPU node: 14 steps of S/8 at 360e9 B/s, x = 14 S / 8 / 360e9.
+ *   LL    19 us + 2 x      (5 + 14 x 1)
+ *   LL128 38 us + x / 0.9  (10 + 14 x 2)
+ *   Simple 76 us + x       (20 + 14 x 4)
+ * LL wins below about 4.4 MB, LL128 up to about 70 MB, Simple above. */
+static void protocol_selection(void **state)
+{
+    (void)state;
+    rt_topology t = proto_topo(1);
+    const double sizes[] = {MiB, 16 * MiB, 256 * MiB};
+    const int want[] = {RT_PROTO_LL, RT_PROTO_LL128, RT_PROTO_SIMPLE};
+    const double lat[] = {19e-6, 38e-6, 76e-6}, bw[] = {0.5, 0.9, 1.0};
+    for (int i = 0; i < 3; i++) {
+        double x = 14 * sizes[i] / 8 / 360e9;
+        rt_coll_time o =
+            call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, sizes[i], NULL, NULL);
+        assert_int_equal(o.proto, want[i]);
+        assert_close(o.latency_s, lat[i]);
+        assert_close(o.transfer_s, x / bw[i]);
+    }
+    /* Tree over 4 nodes (1 MiB): 2 ((8 - 1) hops in the node + log2 4 = 2 network hops);
+     * bandwidth term 2 S / (8 x 45e9); LL: 6 + 2 (7 + 8) = 36 us + 2 x term. */
+    rt_topology four = proto_topo(4);
+    double term = 2 * MiB / (8 * 45e9);
+    rt_coll_time o =
+        call_time(&four, RT_COLL_ALLREDUCE, RT_ALGO_TREE, (rt_group){32, 1}, MiB, NULL, NULL);
+    assert_int_equal(o.proto, RT_PROTO_LL);
+    assert_close(o.latency_s, 36e-6);
+    assert_close(o.transfer_s, term / 0.5);
+    /* Ring AllGather over 2 nodes: 15 steps, of which m - 1 = 1 crosses nodes; at 64 KiB LL
+     * wins: 5 + 14 x 1 + 1 x 3 = 22 us. */
+    rt_topology two = proto_topo(2);
+    rt_coll_time ag =
+        call_time(&two, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, 64 * 1024, NULL, NULL);
+    assert_int_equal(ag.proto, RT_PROTO_LL);
+    assert_close(ag.latency_s, 22e-6);
+    /* A one-rank collective costs nothing. */
+    rt_coll_time one =
+        call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){1, 1}, GiB, NULL, NULL);
+    assert_true(one.total_s == 0);
+}
+
+static uint64_t *uniform(int n, uint64_t per_peer);
+
+/* AlltoAll over 16 ranks on 2 nodes: from rank 0, 7 peers in the node (Simple NVLink hop 4 us)
+ * and 8 outside (network hop 10 us), over 4 p2p channels: (7 x 4 + 8 x 10) / 4 = 27 us, plus
+ * Simple's base 20 us. A peer it exchanges nothing with costs nothing. */
+static void alltoall_per_peer_term(void **state)
+{
+    (void)state;
+    rt_topology t = proto_topo(2);
+    uint64_t *a = uniform(16, 1024);
+    rt_coll_time o =
+        call_time(&t, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){16, 1}, 16 * 1024, a, a);
+    assert_int_equal(o.proto, RT_PROTO_SIMPLE);
+    assert_close(o.latency_s, 47e-6);
+    /* tiny per-peer messages: the latency dominates the bandwidth term */
+    assert_true(o.latency_s > 100 * o.transfer_s);
+    for (int k = 0; k < 16; k++)
+        a[k] = k == 3 || k == 12 ? 1024 : 0; /* one peer in the node, one outside */
+    o = call_time(&t, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){16, 1}, 2048, a, a);
+    assert_close(o.latency_s, 20e-6 + (4e-6 + 10e-6) / 4);
+    free(a);
+    /* Growing the group at a fixed per-rank total shrinks the per-peer messages and grows the
+     * per-peer term: the falloff real NCCL AlltoAlls show at scale. */
+    rt_topology big = proto_topo(64);
+    double t16 =
+        call_time(&t, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){16, 1}, MiB, NULL, NULL)
+            .total_s;
+    double t512 =
+        call_time(&big, RT_COLL_ALLTOALLV, RT_ALGO_DIRECT, (rt_group){512, 1}, MiB, NULL, NULL)
+            .total_s;
+    assert_close(t512 - t16, (7 * 4e-6 + 504 * 10e-6) / 4 - 27e-6 +
+                                 (MiB / 512 * 504 / 45e9 - MiB / 16 * 8 / 45e9));
+}
+
 static uint64_t *uniform(int n, uint64_t per_peer)
 {
     uint64_t *a = malloc(sizeof(uint64_t) * (size_t)n);
@@ -255,8 +358,7 @@ static void busbw_factors(void **state)
 static int cli(const char *args)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/cli/rectwin collective %s >/dev/null 2>&1", RT_BINARY_DIR,
-             args);
+    snprintf(cmd, sizeof cmd, "%s/cli/rectwin collective %s >/dev/null 2>&1", RT_BINARY_DIR, args);
     int st = system(cmd);
     assert_true(WIFEXITED(st));
     return WEXITSTATUS(st);
@@ -292,6 +394,8 @@ int main(void)
         cmocka_unit_test(tree_and_hierarchical),
         cmocka_unit_test(nvls_allreduce),
         cmocka_unit_test(alltoallv_intra_vs_inter),
+        cmocka_unit_test(protocol_selection),
+        cmocka_unit_test(alltoall_per_peer_term),
         cmocka_unit_test(alltoall_oversubscription),
         cmocka_unit_test(shapes),
         cmocka_unit_test(policy),

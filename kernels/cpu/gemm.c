@@ -34,6 +34,15 @@ static void blocked_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float 
 }
 #endif
 
+const char *rt_kcpu_gemm_library(void)
+{
+#ifdef RT_HAVE_CBLAS
+    return "CBLAS " RT_CBLAS_NAME;
+#else
+    return "built-in blocked loop";
+#endif
+}
+
 rt_kstatus rt_kcpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                         float *c, int64_t ldc)

@@ -1,0 +1,62 @@
+/* rectwin-calibrate: measures one machine with rectwin-exec's own device and comm backends,
+ * so that calibration and execution time the same code, and writes the tables of
+ * core/calib.h as one run of a topology's `calibration:` section. It runs under mpirun: every
+ * rank measures its kernels at the same time as the others (the contention a run of that many
+ * ranks sees), and the collectives run over the world and its power-of-two subgroups.
+ *
+ * One concept per file: calibrate_main.c (the command, the section's text), calibrate_time.c
+ * (the timing harness), calibrate_gemm.c, calibrate_kernels.c (memory-bound and compute
+ * kernels, dispatch and host cost), calibrate_comm.c (collectives). */
+#ifndef RT_XCALIBRATE_H
+#define RT_XCALIBRATE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "comm.h"
+#include "device.h"
+
+typedef struct rt_xcal_opts {
+    int quick;        /* reduced grids and sizes, for CI */
+    double max_bytes; /* largest collective message per rank */
+    double target_s;  /* time one measurement point aims at */
+    int min_reps, max_reps;
+} rt_xcal_opts;
+
+typedef struct rt_xcal {
+    rt_xdev *dev;
+    rt_xcomm *comm;
+    int rank, world;
+    rt_xcal_opts o;
+    FILE *out; /* rank 0: the run's YAML (the items under `runs:`), others NULL */
+    FILE *log; /* progress (rank 0), or NULL */
+} rt_xcal;
+
+/* One repetition of the measured operation; 0 or -1. */
+typedef int (*rt_xcal_fn)(rt_xcal *c, void *arg);
+
+/* Seconds of FN on this device: one untimed call, then a repetition count agreed by every rank
+ * (so ranks measure at the same time), each between two device marks; the median over the
+ * repetitions of each rank, then the median over ranks. Every rank calls it. */
+int rt_xcal_time_kernel(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
+/* Seconds of a collective FN: ranks leave a barrier, time one call each; a repetition lasts
+ * as long as its slowest rank; the median over repetitions. Every rank calls it. */
+int rt_xcal_time_coll(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
+
+/* Writes "KEY: [v0, v1, ...]" (FMT per value) at INDENT spaces to C->out (rank 0). */
+void rt_xcal_list(rt_xcal *c, int indent, const char *key, const double *v, int n);
+
+/* The parts of a run; each writes its YAML block on rank 0 and returns 0 or -1. */
+int rt_xcal_overheads(rt_xcal *c);
+/* The GEMM grid up to MAX_SIZE in each dimension, measured once on the device as it is opened
+ * and written as the table of each dtype in DTYPES (N_DTYPES names): the caller opens the
+ * device in each dtype's math mode, or once for all when it runs every mode in fp32. */
+int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max_size);
+int rt_xcal_kernels(rt_xcal *c);
+int rt_xcal_collectives(rt_xcal *c);
+
+/* A device buffer of BYTES filled with small pseudo-random floats (or zeros), or NULL after a
+ * message on stderr. */
+void *rt_xcal_alloc(rt_xcal *c, size_t bytes, int zero);
+
+#endif

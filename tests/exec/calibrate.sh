@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `rectwin calibrate --quick` (CI's reduced size) measures this machine under mpirun with the
+# exec backends, writes runs of 1 and 2 ranks into a copy of localhost-cpu.yaml that still
+# parses as a topology, keeps the rest of the file, replaces its own section when run again,
+# and leaves the file untouched when a run fails.
+source "$(dirname "$0")/lib.sh"
+[ -n "$RECTWIN" ] || fail "usage: calibrate.sh EXEC SRC RECTWIN"
+CAL=$(dirname "$EXEC")/rectwin-calibrate
+TOPO=$TMP/topo.yaml
+cp "$SRC/topologies/localhost-cpu.yaml" "$TOPO"
+grep -v '^calibration:' "$SRC/topologies/localhost-cpu.yaml" | sed '/^# calibration: /,$d' >"$TMP/head.yaml"
+
+calibrate() {
+  "$RECTWIN" calibrate --device cpu --comm mpi --quick --calibrator "$CAL" -o "$TOPO" "$@" \
+    >"$TMP/cal.log" 2>&1
+}
+calibrate --ranks 1,2 || {
+  cat "$TMP/cal.log"
+  fail "rectwin calibrate --quick"
+}
+# The section's layout is rectwin-calibrate's own (fixed indentation); that it parses is
+# checked below by loading the file as a topology.
+sec=$TMP/section.yaml
+sed -n '/^calibration:/,$p' "$TOPO" >"$sec"
+for k in date host device libraries command; do
+  grep -q "^  $k: \"..*\"" "$sec" || fail "no $k in the section"
+done
+[ "$(grep '^    - ranks:' "$sec" | tr -d ' -' | tr '\n' ' ')" = "ranks:1 ranks:2 " ] || fail "runs"
+for k in gather_pool sparse_adam elementwise permute unique sort dense_adam attention interaction; do
+  [ "$(grep -c "^        - kernel: $k\$" "$sec")" = 2 ] || fail "kernel $k not in both runs"
+done
+for op in alltoall allreduce allgather reduce_scatter sendrecv; do
+  grep -A1 "^        - op: $op\$" "$sec" | grep -q '^          ranks: 2$' || fail "no 2-rank $op"
+done
+[ "$(grep -c '^        - op:' "$sec")" = 5 ] || fail "a one-rank run measured collectives"
+# The rest of the file is kept byte for byte; the file loads as a topology.
+head -c "$(wc -c <"$TMP/head.yaml")" "$TOPO" | cmp -s - "$TMP/head.yaml" || fail "the topology's own lines changed"
+"$RECTWIN" collective --topology "$TOPO" --nodes 2 --op allreduce --bytes 1MiB >/dev/null ||
+  fail "the calibrated topology does not load"
+# Again with one rank count: one section, one run.
+calibrate --ranks 2 || fail "second calibration"
+[ "$(grep -c '^calibration:' "$TOPO")" = 1 ] || fail "sections piled up"
+[ "$(grep -c '^    - ranks:' "$TOPO")" = 1 ] || fail "old runs kept"
+# A run that fails leaves the file as it was.
+cp "$TOPO" "$TMP/before.yaml"
+if "$RECTWIN" calibrate --quick --calibrator /bin/false --ranks 1 -o "$TOPO" >/dev/null 2>&1; then
+  fail "a failing run succeeded"
+fi
+cmp -s "$TOPO" "$TMP/before.yaml" || fail "a failing run changed the file"
+echo "calibrate: 1 passed, 0 failed"
