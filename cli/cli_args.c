@@ -68,8 +68,7 @@ const char *rt_cli_closest(const char *got, const char *const *allowed)
     return best && best_d <= limit ? best : NULL;
 }
 
-void rt_cli_unknown(const char *who, const char *what, const char *got,
-                    const char *const *allowed)
+void rt_cli_unknown(const char *who, const char *what, const char *got, const char *const *allowed)
 {
     const char *near = rt_cli_closest(got, allowed);
     fprintf(stderr, "%s: unknown %s '%s'", who, what, got);

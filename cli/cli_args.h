@@ -17,8 +17,7 @@ int rt_cli_take_set(int argc, char **argv, int *i, const char **sets, int *n_set
 
 /* Prints "WHO: unknown WHAT 'GOT'; did you mean 'X'? allowed: ..." where X is the entry of
  * the NULL-terminated ALLOWED closest to GOT by edit distance (named only when it is close). */
-void rt_cli_unknown(const char *who, const char *what, const char *got,
-                    const char *const *allowed);
+void rt_cli_unknown(const char *who, const char *what, const char *got, const char *const *allowed);
 
 /* The entry of ALLOWED closest to GOT, or NULL when none is within a third of its length. */
 const char *rt_cli_closest(const char *got, const char *const *allowed);

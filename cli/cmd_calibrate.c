@@ -37,7 +37,7 @@ static void usage(FILE *f)
           "                  count and --allow-run-as-root as root)\n"
           "  --calibrator P  the rectwin-calibrate binary (default: next to this build's\n"
           "                  rectwin-exec, else on PATH)\n"
-          "Example: rectwin calibrate --device cpu --comm mpi --ranks 1,2,4 -o "
+          "\nexample: rectwin calibrate --device cpu --comm mpi --ranks 1,2,4 -o "
           "topologies/localhost-cpu.yaml\n",
           f);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "cli_args.h"
 #include "collective_model.h"
 #include "commands.h"
 #include "engines.h"
@@ -37,7 +38,10 @@ static void usage(FILE *f)
           "         [--json] [--help]\n"
           "Predicts one collective over all H x G ranks. SIZE is the nccl-tests size: plain\n"
           "bytes or a unit (64MiB, 1GB); for alltoall the per-rank send buffer, split evenly\n"
-          "over the ranks. The default engine is the first listed (as for `rectwin sim`).\n",
+          "over the ranks. The default engine is the first listed (as for `rectwin sim`).\n"
+          "\nexample: AlltoAll of 64 MiB per rank over 4 DGX H100 nodes (32 GPUs)\n"
+          "  rectwin collective --topology topologies/dgx-h100.yaml --nodes 4 --op alltoall \\\n"
+          "      --bytes 64MiB --engine analytic\n",
           f);
 }
 
@@ -98,7 +102,10 @@ static int parse_option(coll_args *a, const char *opt, const char *v)
         }
         a->algo = (rt_coll_algo)i;
     } else {
-        fprintf(stderr, "rectwin collective: unknown option '%s' (see --help)\n", opt);
+        static const char *const options[] = {"--topology", "--nodes",  "--gpus-per-node", "--op",
+                                              "--bytes",    "--engine", "--algo",          "--json",
+                                              "--help",     NULL};
+        rt_cli_unknown("rectwin collective", "option", opt, options);
         return -1;
     }
     return 0;

@@ -31,7 +31,9 @@ static void usage(FILE *f)
             "  --seed S           k-means++ seed (default 1)\n"
             "  --format csv|yaml  csv (default): 'feature,tower' lines, the file sptt's\n"
             "                     plan.towers.assignment reads; yaml: the towers as lists\n"
-            "  --set K=V          override a scenario key (repeatable)\n");
+            "  --set K=V          override a scenario key (repeatable)\n"
+            "\nexample: 8 coherent towers for DLRM's 26 features, as sptt's assignment file\n"
+            "  rectwin partition experiments/dlrm-criteo.yaml --towers 8 > towers.csv\n");
 }
 
 static int parse_number(const char *opt, const char *v, double lo, double hi, double *out)
@@ -80,6 +82,15 @@ typedef struct partition_args {
     int strategy;
 } partition_args;
 
+static int is_option(const char *o)
+{
+    static const char *const known[] = {"--affinity", "--towers",   "--max-min-factor", "--dims",
+                                        "--seed",     "--strategy", "--format",         NULL};
+    for (int i = 0; known[i]; i++)
+        if (!strcmp(o, known[i])) return 1;
+    return 0;
+}
+
 /* Returns 0, 1 after --help, or -1 on a bad argument. */
 static int parse_args(int argc, char **argv, partition_args *a)
 {
@@ -108,7 +119,13 @@ static int parse_args(int argc, char **argv, partition_args *a)
             a->yaml = !strcmp(argv[++i], "yaml");
         else if (o[0] != '-' && !a->path)
             a->path = o;
-        else {
+        else if (o[0] == '-' && !is_option(o)) {
+            static const char *const options[] = {
+                "--affinity", "--towers", "--max-min-factor", "--dims", "--seed", "--strategy",
+                "--format",   "--set",    "--help",           NULL};
+            rt_cli_unknown("rectwin partition", "option", o, options);
+            return -1;
+        } else {
             fprintf(stderr, "rectwin partition: unexpected or incomplete argument '%s'\n", o);
             return -1;
         }

@@ -21,7 +21,9 @@ static void usage(FILE *f)
             "with their FLOPs and bytes (kernels: minimum HBM bytes; collectives: bytes sent),\n"
             "summed over all ranks and per rank.\n"
             "  --set K=V   override any scenario key (repeatable)\n"
-            "  --json      one JSON object instead of text\n");
+            "  --json      one JSON object instead of text\n"
+            "\nexample: what DLRM-DCN costs per sample, and its op graph under the hsp plan\n"
+            "  rectwin plan experiments/dcn-criteo.yaml --set plan.name=hsp\n");
 }
 
 typedef struct phase_total {
@@ -160,7 +162,11 @@ int rt_cmd_plan(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--json"))
             json = 1;
-        else if (argv[i][0] == '-' || path) {
+        else if (argv[i][0] == '-') {
+            static const char *const options[] = {"--set", "--json", "--help", NULL};
+            rt_cli_unknown("rectwin plan", "option", argv[i], options);
+            return 2;
+        } else if (path) {
             fprintf(stderr, "rectwin plan: unexpected argument '%s'\n", argv[i]);
             usage(stderr);
             return 2;

@@ -6,6 +6,7 @@
 
 #include "atomic_file.h"
 #include "cfg.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "platform.h"
 
@@ -17,7 +18,9 @@ static void usage(FILE *f)
           "Writes the SimGrid platform (XML, DTD 4.1) generated from the topology file for H\n"
           "nodes: hosts gpu-R, nvs-H, cpu-H, leaf-P-L; SPLITDUPLEX links nvlink-R, nic-H-K,\n"
           "uplink-P-L, pcie-R (see topologies/platform.h). Routes: every link segment, plus\n"
-          "every device pair with --pair-routes yes (auto: up to 256 devices).\n",
+          "every device pair with --pair-routes yes (auto: up to 256 devices). A platform\n"
+          "over 1 GiB of XML, or larger than the free space, is refused before writing.\n"
+          "\nexample: rectwin platform topologies/dgx-h100.yaml --nodes 4 -o dgx4.xml\n",
           f);
 }
 
@@ -63,7 +66,9 @@ static int parse_args(platform_args *a, int argc, char **argv)
                 return -1;
             }
         } else {
-            fprintf(stderr, "rectwin platform: unknown option '%s' (see --help)\n", o);
+            static const char *const options[] = {"--nodes",       "-o",     "--out",
+                                                  "--pair-routes", "--help", NULL};
+            rt_cli_unknown("rectwin platform", "option", o, options);
             return -1;
         }
     }
@@ -84,9 +89,18 @@ static int write_platform(const platform_args *a, const rt_topology *t)
         return 1;
     }
     int pairs = a->pair_routes >= 0 ? a->pair_routes : p->world <= RT_PAIR_ROUTES_AUTO_MAX;
-    rt_atomic_file f;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", a->out);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    rt_atomic_file f = {0};
     int rc = 1;
-    if (rt_atomic_open(&f, a->out) < 0) {
+    if (rt_platform_check_size(p, pairs, dir, "rectwin platform", stderr) < 0) {
+        /* refused before writing anything */
+    } else if (rt_atomic_open(&f, a->out) < 0) {
         fprintf(stderr, "rectwin platform: cannot write '%s': %s\n", a->out, strerror(errno));
     } else if (rt_platform_write_xml(p, t, pairs, 1, f.f) < 0 || rt_atomic_commit(&f) < 0) {
         fprintf(stderr, "rectwin platform: cannot write '%s' (disk full?)\n", a->out);

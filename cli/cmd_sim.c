@@ -24,7 +24,10 @@ static void usage(FILE *f)
     fprintf(f, "\n"
                "  --out DIR      result directory (default results/<scenario>/<engine>/)\n"
                "  --set K=V      override any scenario key (repeatable)\n"
-               "  --quiet        do not print the summary\n");
+               "  --quiet        do not print the summary\n"
+               "\nexample: DLRM on 2 DGX H100 nodes with the sptt plan, analytic engine\n"
+               "  rectwin sim experiments/dlrm-criteo.yaml --engine analytic \\\n"
+               "      --set topology.nodes=2 --set plan.name=sptt\n");
 }
 
 int rt_cmd_sim(int argc, char **argv)
@@ -57,7 +60,12 @@ int rt_cmd_sim(int argc, char **argv)
                 fputc('\n', stderr);
                 return 2;
             }
-        } else if (a[0] == '-' || path) {
+        } else if (a[0] == '-') {
+            static const char *const options[] = {"--engine", "--out",  "--set",
+                                                  "--quiet",  "--help", NULL};
+            rt_cli_unknown("rectwin sim", "option", a, options);
+            return 2;
+        } else if (path) {
             fprintf(stderr, "rectwin sim: unexpected argument '%s'\n", a);
             usage(stderr);
             return 2;

@@ -9,6 +9,8 @@ int rt_cmd_collective(int argc, char **argv);
 int rt_cmd_platform(int argc, char **argv);
 int rt_cmd_partition(int argc, char **argv);
 int rt_cmd_compare(int argc, char **argv);
+int rt_cmd_plot(int argc, char **argv);
+int rt_cmd_sweep(int argc, char **argv);
 int rt_cmd_calibrate(int argc, char **argv);
 
 #endif

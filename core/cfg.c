@@ -1,5 +1,6 @@
 #include "cfg.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libfyaml.h>
@@ -26,17 +27,37 @@ struct rt_cfg {
 
 /* libfyaml 0.7.12 (Debian's) spins forever on a directive line with bytes it does not expect
  * ("%\xff"): reject a '%' line that is not printable ASCII before the parser sees it. */
+/* Length of the line break at TEXT[I] (0: none): YAML's \n, \r and \r\n, and, when ANY_BREAK,
+ * also the NEL, LS and PS of YAML 1.1. */
+static size_t line_break(const char *text, size_t n, size_t i, int any_break)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    if (t[i] == '\n') return 1;
+    if (t[i] == '\r') return i + 1 < n && t[i + 1] == '\n' ? 2 : 1;
+    if (!any_break) return 0;
+    if (t[i] == 0xc2 && i + 1 < n && t[i + 1] == 0x85) return 2;
+    if (t[i] == 0xe2 && i + 2 < n && t[i + 1] == 0x80 && (t[i + 2] == 0xa8 || t[i + 2] == 0xa9))
+        return 3;
+    return 0;
+}
+
+/* The directive scanner of libfyaml 0.7.12 loops forever on a byte it cannot decode. Whether
+ * NEL, LS and PS break lines depends on the YAML version, so both readings are covered: a
+ * line may start after any of them, and a directive runs to the next \n or \r. */
 int rt_cfg_guard(const char *text, size_t n, const char *where, int col0, FILE *err)
 {
     int line = 1;
     for (size_t i = 0; i < n; line++) {
-        size_t j = i;
-        while (j < n && text[j] != '\n')
+        size_t j = i, brk = 0;
+        while (j < n && !(brk = line_break(text, n, j, 1)))
             j++;
-        if (text[i] == '%')
-            for (size_t k = i; k < j; k++) {
+        if (text[i] == '%') {
+            size_t end = i;
+            while (end < n && !line_break(text, n, end, 0))
+                end++;
+            for (size_t k = i; k < end; k++) {
                 unsigned char ch = (unsigned char)text[k];
-                if ((ch >= 0x20 && ch < 0x7f) || ch == '\t' || ch == '\r') continue;
+                if ((ch >= 0x20 && ch < 0x7f) || ch == '\t') continue;
                 if (col0) /* a one-line --set value: columns count from the assignment */
                     fprintf(err, "%s:%zu: ", where, (size_t)col0 + k);
                 else
@@ -47,7 +68,8 @@ int rt_cfg_guard(const char *text, size_t n, const char *where, int col0, FILE *
                         ch);
                 return -1;
             }
-        i = j + 1;
+        }
+        i = j + (brk ? brk : 1);
     }
     return 0;
 }
@@ -81,6 +103,51 @@ static char *read_config(const char *path, size_t *len, FILE *err)
     buf[got] = '\0';
     *len = (size_t)got;
     return buf;
+}
+
+/* libfyaml's message about a --set value, kept so that ours can carry it. */
+typedef struct value_diag {
+    char text[160];
+} value_diag;
+
+static void keep_value_diag(struct fy_diag *diag, void *user, const char *buf, size_t len)
+{
+    (void)diag;
+    value_diag *v = user;
+    if (v->text[0]) return; /* the first message is the cause */
+    /* Drop libfyaml's "<memory-@0x...>:L:C: error: " prefix: our message locates the value. */
+    const char *end = buf + len, *msg = buf;
+    for (const char *p = buf; p + 7 <= end; p++) {
+        if (!memcmp(p, "error: ", 7)) {
+            msg = p + 7;
+            break;
+        }
+    }
+    const char *nl = memchr(msg, '\n', (size_t)(end - msg));
+    snprintf(v->text, sizeof v->text, "%.*s", (int)((nl ? nl : end) - msg), msg);
+}
+
+/* A --set value as a node of C's document, or NULL with libfyaml's reason in WHY. Parsed as a
+ * document of its own because fy_node_build_from_string reports errors on stderr, located in
+ * an anonymous memory buffer. */
+static struct fy_node *parse_value(rt_cfg *c, const char *text, value_diag *why)
+{
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.output_fn = keep_value_diag;
+    dcfg.user = why;
+    dcfg.colorize = false;
+    dcfg.show_source = dcfg.show_position = dcfg.show_type = dcfg.show_module = false;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag) return NULL;
+    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_RESOLVE_DOCUMENT, .diag = diag};
+    struct fy_document *d = fy_document_build_from_string(&pcfg, text, FY_NT);
+    struct fy_node *root = d ? fy_document_root(d) : NULL;
+    struct fy_node *copy = root ? fy_node_copy(c->doc, root) : NULL;
+    if (d) fy_document_destroy(d);
+    fy_diag_destroy(diag);
+    return copy;
 }
 
 rt_cfg *rt_cfg_load(const char *path, FILE *err)
@@ -597,6 +664,30 @@ static int remember_set(rt_cfg *c, struct fy_node *n, int index)
     return 0;
 }
 
+/* The value of the plain scalar key KEY in MAP, by text: fy_node_mapping_lookup_by_string
+ * would parse KEY as YAML and report failures on stderr. */
+static struct fy_node *lookup_key(struct fy_node *map, const char *key)
+{
+    void *it = NULL;
+    struct fy_node_pair *pair;
+    while ((pair = fy_node_mapping_iterate(map, &it))) {
+        struct fy_node *k = fy_node_pair_key(pair);
+        size_t len;
+        const char *text = k ? fy_node_get_scalar(k, &len) : NULL;
+        if (text && len == strlen(key) && !memcmp(text, key, len)) return fy_node_pair_value(pair);
+    }
+    return NULL;
+}
+
+/* Scenario keys are identifiers; anything else in a --set path is a typo or garbage. */
+static int is_key_name(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-') return 0;
+    return 1;
+}
+
 int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
 {
     const char *eq = strchr(assignment, '=');
@@ -614,6 +705,12 @@ int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
     char *part = strtok_r(path, ".", &save);
     while (part) {
         char *next = strtok_r(NULL, ".", &save);
+        if (!is_key_name(part)) {
+            fprintf(c->err,
+                    "--set:%d:%d: '%s' is not a key name; allowed: letters, digits, '_' and '-'\n",
+                    index, (int)(part - path) + 1, part);
+            goto out;
+        }
         if (fy_node_get_type(map) != FYNT_MAPPING) {
             fprintf(c->err, "--set:%d:1: '%.*s': '%s' is inside a value that is not a mapping\n",
                     index, (int)plen, assignment, part);
@@ -621,7 +718,7 @@ int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
         }
         struct fy_node *value;
         if (next) {
-            value = fy_node_mapping_lookup_by_string(map, part, FY_NT);
+            value = lookup_key(map, part);
             if (!value || is_null_scalar(value)) {
                 value = fy_node_create_mapping(c->doc);
                 if (!value) goto out;
@@ -640,10 +737,11 @@ int rt_cfg_set(rt_cfg *c, const char *assignment, int index)
             char where[32];
             snprintf(where, sizeof where, "--set:%d", index);
             if (rt_cfg_guard(eq + 1, strlen(eq + 1), where, (int)plen + 2, c->err)) goto out;
-            value = fy_node_build_from_string(c->doc, eq + 1, FY_NT);
-            if (!value || eq[1] == '\0') {
-                fprintf(c->err, "--set:%d:%d: '%s': the value is not valid YAML\n", index,
-                        (int)plen + 2, assignment);
+            value_diag why = {{0}};
+            value = eq[1] ? parse_value(c, eq + 1, &why) : NULL;
+            if (!value) {
+                fprintf(c->err, "--set:%d:%d: '%s': the value is not valid YAML%s%s\n", index,
+                        (int)plen + 2, assignment, why.text[0] ? ": " : "", why.text);
                 goto out;
             }
             struct fy_node *k = fy_node_create_scalar_copy(c->doc, part, FY_NT);

@@ -226,7 +226,10 @@ static int parse_tables(rt_cfg *c, struct fy_node *seq, const rt_table *defaults
     for (int t = 0; t < m->n_tables && !failed; t++)
         failed = name_add(&names, m, t);
     while (!failed && (item = fy_node_sequence_iterate(seq, &it))) {
-        if (rt_cfg_check_keys(c, item, table_keys)) return -1;
+        if (rt_cfg_check_keys(c, item, table_keys)) {
+            failed = 1;
+            break;
+        }
         rt_table t = *defaults;
         t.name = NULL;
         t.initializer = defaults->initializer ? strdup(defaults->initializer) : NULL;

@@ -40,6 +40,44 @@ static void write_scenario(rt_json *j, const rt_result *r, const rt_scenario *s)
     rt_json_end_object(j);
 }
 
+/* The hardware the result was computed for: plots draw its ceilings (rooflines) from here,
+ * since the topology file alone misses the run's --set overrides. */
+static void write_hardware(rt_json *j, const rt_scenario *s)
+{
+    const rt_topology *t = &s->topology;
+    rt_json_begin_object(j, "hardware");
+    rt_json_string(j, "device", t->device.name);
+    rt_json_begin_object(j, "peak_flops");
+    for (int d = 0; d < RT_DT_COUNT; d++)
+        if (t->device.peak_flops[d] > 0)
+            rt_json_number(j, rt_dtype_names[d], t->device.peak_flops[d]);
+    rt_json_end_object(j);
+    rt_json_number(j, "hbm_bw", t->device.hbm_bw);
+    rt_json_number(j, "launch_overhead_s", t->device.launch_overhead);
+    rt_json_int(j, "devices_per_node", t->node.devices);
+    rt_json_number(j, "scale_up_bw", t->node.scale_up_bw);
+    rt_json_number(j, "nic_bw_per_device", rt_topology_nic_bw_per_device(t));
+    rt_json_number(j, "collective_latency_s", t->coll.base_latency);
+    rt_json_end_object(j);
+}
+
+/* A collective's bus bandwidth needs its group size, and whether the group leaves the node
+ * decides its ceiling; ops.csv has neither. One entry per collective op of the graph. */
+static void write_collective_groups(rt_json *j, const rt_graph *g)
+{
+    rt_json_begin_array(j, "collective_groups");
+    for (int op = 0; op < g->n_ops; op++) {
+        const rt_op *o = &g->ops[op];
+        if (o->type != RT_OP_COLLECTIVE) continue;
+        rt_json_begin_object(j, NULL);
+        rt_json_int(j, "op", op);
+        rt_json_int(j, "size", o->group.size);
+        rt_json_int(j, "stride", o->group.stride);
+        rt_json_end_object(j);
+    }
+    rt_json_end_array(j);
+}
+
 static void write_summary(FILE *f, const rt_result *r, const rt_scenario *s)
 {
     rt_json j;
@@ -62,6 +100,8 @@ static void write_summary(FILE *f, const rt_result *r, const rt_scenario *s)
     rt_json_end_object(&j);
     rt_json_string(&j, "engine", r->engine);
     rt_json_raw(&j, "settings", r->settings_json);
+    if (s) write_hardware(&j, s);
+    write_collective_groups(&j, r->graph);
     rt_json_end_object(&j);
     rt_json_finish(&j);
 }

@@ -10,6 +10,7 @@ packages=(
   libsimgrid-dev simgrid
   libopenmpi-dev openmpi-bin
   gnuplot-nox python3 time procps
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command (and what CI runs): install what is missing, build with
 # warnings as errors, run every test; then build again under ASan + UBSan and run the unit
-# tests once more. GPU tests report "skipped" (exit 77) on a machine without a GPU.
+# tests once more; then fuzz each libFuzzer target for a bounded time. GPU tests report
+# "skipped" (exit 77) on a machine without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -15,3 +16,6 @@ BUILD_DIR=build/asan BUILD_TYPE=Debug bash scripts/build.sh -DRECTWIN_WERROR=ON 
   -DRECTWIN_SANITIZE=address,undefined
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+# Bounded fuzzing (tests/fuzz/README.md): a crash, hang, leak or sanitizer report fails CI.
+bash scripts/fuzz.sh --seconds "${RECTWIN_FUZZ_SECONDS:-60}"

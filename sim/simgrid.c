@@ -123,9 +123,10 @@ static int time_ops(const rt_scenario *s, const rt_graph *g, prep *x, FILE *err)
 
 static int write_platform(const rt_topology *t, prep *x, FILE *err)
 {
-    const char *dir = getenv("TMPDIR");
-    snprintf(x->path, sizeof x->path, "%s/rectwin-platform-XXXXXX",
-             dir && *dir && strlen(dir) < 32 ? dir : "/tmp");
+    const char *env = getenv("TMPDIR");
+    const char *dir = env && *env && strlen(env) < 32 ? env : "/tmp";
+    if (rt_platform_check_size(x->p, x->pairs, dir, "simgrid", err) < 0) return -1;
+    snprintf(x->path, sizeof x->path, "%s/rectwin-platform-XXXXXX", dir);
     int fd = mkstemp(x->path);
     if (fd < 0) {
         fprintf(err, "simgrid: cannot create a temporary platform file: %s\n", strerror(errno));

@@ -281,6 +281,54 @@ static void test_bad_inputs(void **state)
     assert_non_null(why);
 }
 
+/* Bytes rt_platform_write_xml really writes, counted through a temporary file. */
+static double written_bytes(const rt_platform *p, const rt_topology *t, int pairs)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(rt_platform_write_xml(p, t, pairs, 1, f), 0);
+    double n = (double)ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* The size estimate that refuses huge platforms before writing them is within 5 % of what is
+ * written, with and without device-pair routes, rail-optimized or not; and 16,384 nodes of
+ * 8 devices on 8-port leaves (1 GiB+ of segment routes) are refused at once. */
+static void test_platform_size_estimate(void **state)
+{
+    (void)state;
+    const int nodes[] = {1, 2, 16, 64};
+    for (int rail = 0; rail < 2; rail++)
+        for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+            for (int pairs = 0; pairs < 2; pairs++) {
+                rt_topology t;
+                fill_topology(&t, nodes[i], 8, 16, 1);
+                t.net.rail_optimized = rail;
+                const char *why = NULL;
+                rt_platform *p = rt_platform_new(&t, nodes[i], &why);
+                assert_non_null(p);
+                assert_rel(rt_platform_xml_bytes(p, pairs), written_bytes(p, &t, pairs), 0.05);
+                rt_platform_free(p);
+            }
+    rt_topology t;
+    fill_topology(&t, 16384, 8, 8, 1);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 16384, &why);
+    assert_non_null(p);
+    assert_true(rt_platform_xml_bytes(p, 0) > RT_PLATFORM_MAX_XML_BYTES);
+    FILE *err = tmpfile();
+    assert_int_equal(rt_platform_check_size(p, 0, "/tmp", "test", err), -1);
+    fclose(err);
+    rt_platform_free(p);
+    /* So many leaves that leaves^2 segments would overflow the segment index: refused. */
+    fill_topology(&t, 1 << 17, 8, 2, 1);
+    t.net.rail_optimized = 0;
+    t.net.nics_per_node = 1;
+    assert_null(rt_platform_new(&t, 1 << 17, &why));
+    assert_non_null(strstr(why, "route segments"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_oversubscribed_alltoall_is_slower),
         cmocka_unit_test(test_aggregation_matches_pairs),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_platform_size_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,11 @@
 #include "platform.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
 
 /* Duplex link and segment index ranges, in the order the layout functions below use. */
 static int nic_link(const rt_platform *p, int node, int k)
@@ -102,6 +107,13 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
     }
     if (!(t->net.oversubscription >= 1) || !(t->coll.eff_intra > 0) || !(t->coll.eff_inter > 0)) {
         *why = "oversubscription must be >= 1 and collective efficiencies > 0";
+        return NULL;
+    }
+    int npl = nodes_per_leaf(t);
+    long long leaves = (nodes + npl - 1) / npl;
+    if ((t->net.rail_optimized ? t->net.nics_per_node : 1) * leaves * leaves > INT_MAX / 2) {
+        *why = "more than 2^30 leaf-to-leaf route segments (leaves^2 per plane): raise "
+               "scale_out.radix or lower the node count";
         return NULL;
     }
     rt_platform *p = calloc(1, sizeof *p);
@@ -327,4 +339,99 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
     fputs("</zone>\n</platform>\n", f);
     fflush(f);
     return ferror(f) ? -1 : 0;
+}
+
+/* Writes element I of one kind of the platform XML to F (the sampler below). */
+typedef void (*element_writer)(const rt_platform *p, FILE *f, long long i);
+
+static void sample_host(const rt_platform *p, FILE *f, long long h)
+{
+    char name[64];
+    rt_platform_host_name(p, (int)h, name, sizeof name);
+    fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"/>\n", name, h < p->world ? p->gpu_speed : 1e9);
+}
+
+static void sample_link(const rt_platform *p, FILE *f, long long l)
+{
+    char name[64];
+    rt_platform_link_name(p, (int)l, name, sizeof name);
+    fprintf(f,
+            "  <link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+            "sharing_policy=\"SPLITDUPLEX\"/>\n",
+            name, p->bw[l], p->lat[l]);
+}
+
+static void sample_segment(const rt_platform *p, FILE *f, long long s)
+{
+    int links[2], hs, hd, n = rt_platform_segment(p, (int)s, &hs, &hd, links);
+    if (segment_used(p, (int)s)) write_route(p, f, hs, hd, links, n);
+}
+
+static void sample_pair(const rt_platform *p, FILE *f, long long i)
+{
+    int links[2 * RT_PLATFORM_MAX_PATH], segs[RT_PLATFORM_MAX_PATH], hs, hd, n = 0;
+    int s = (int)(i / p->world), d = (int)(i % p->world);
+    int ns = rt_platform_path(p, s, d, segs);
+    for (int k = 0; k < ns; k++)
+        n += rt_platform_segment(p, segs[k], &hs, &hd, links + n);
+    if (ns) write_route(p, f, s, d, links, n);
+}
+
+/* Bytes of N elements, from up to SAMPLES of them spread evenly (a multiplicative stride mixes
+ * intra- and inter-node pairs). */
+static double sampled_bytes(const rt_platform *p, FILE *f, element_writer w, long long n)
+{
+    enum { SAMPLES = 2048 };
+    if (n <= 0) return 0;
+    long long k_max = n < SAMPLES ? n : SAMPLES;
+    long before = ftell(f);
+    for (long long k = 0; k < k_max; k++)
+        w(p, f, n <= SAMPLES ? k : (long long)((unsigned long long)k * 2654435761u % (unsigned long long)n));
+    fflush(f);
+    return (double)(ftell(f) - before) * ((double)n / (double)k_max);
+}
+
+double rt_platform_xml_bytes(const rt_platform *p, int pair_routes)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return INFINITY; /* cannot tell: treat as too large rather than guess */
+    double bytes = 700; /* the prologue and epilogue */
+    bytes += sampled_bytes(p, f, sample_host, p->n_hosts);
+    bytes += sampled_bytes(p, f, sample_link, p->n_links);
+    bytes += sampled_bytes(p, f, sample_segment, p->n_segments);
+    if (pair_routes) bytes += sampled_bytes(p, f, sample_pair, (long long)p->world * p->world);
+    fclose(f);
+    free(buf);
+    return bytes;
+}
+
+int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir,
+                           const char *who, FILE *err)
+{
+    double bytes = rt_platform_xml_bytes(p, pair_routes);
+    const double gib = 1024.0 * 1024 * 1024;
+    if (bytes > RT_PLATFORM_MAX_XML_BYTES) {
+        fprintf(err,
+                "%s: the SimGrid platform of %d nodes would be about %.1f GiB of XML (%d "
+                "hosts, %d links, %d route segments%s); allowed: at most %.0f GiB: fewer "
+                "nodes, a larger scale_out.radix (fewer leaves)%s, or the analytic engine\n",
+                who, p->nodes, bytes / gib, p->n_hosts, p->n_links, p->n_segments,
+                pair_routes ? " and a route per device pair" : "",
+                RT_PLATFORM_MAX_XML_BYTES / gib, pair_routes ? ", segment routes only" : "");
+        return -1;
+    }
+    struct statvfs fs;
+    if (dir && statvfs(dir, &fs) == 0) {
+        double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+        if (bytes > free_bytes) {
+            fprintf(err,
+                    "%s: the SimGrid platform would be about %.2f GiB of XML but %s has %.2f "
+                    "GiB free; allowed: free space or fewer nodes\n",
+                    who, bytes / gib, dir, free_bytes / gib);
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -46,6 +46,10 @@ typedef struct rt_platform {
     double gpu_speed; /* FLOP/s written on device hosts (kernels are timed by the engine) */
 } rt_platform;
 
+/* The largest platform XML rectwin writes (rt_platform_xml_bytes): SimGrid keeps several times
+ * the file in memory while parsing, so beyond this a run would exhaust a workstation. */
+#define RT_PLATFORM_MAX_XML_BYTES (1024.0 * 1024 * 1024)
+
 /* Returns NULL with *why set on a topology the generator cannot build (or out of memory). */
 rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why);
 void rt_platform_free(rt_platform *p);
@@ -90,6 +94,16 @@ double rt_platform_segment_latency(const rt_platform *p, int seg);
  * when PAIR_ROUTES (world^2 routes: keep it for small platforms). LATENCIES 0 writes every
  * link with zero latency (the simgrid engine charges latencies itself). Returns 0, or -1 on
  * a write error. */
+/* The size in bytes of what rt_platform_write_xml writes, from the element counts and the
+ * written size of a sample of each kind of element (within 5 %, tests/test_simgrid_engine.c),
+ * in milliseconds at any size: a platform too large to use is refused before it is written. */
+double rt_platform_xml_bytes(const rt_platform *p, int pair_routes);
+
+/* Refuses (-1, message on ERR naming WHO) a platform whose XML would exceed
+ * RT_PLATFORM_MAX_XML_BYTES or the free space of the file system holding DIR. */
+int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir,
+                           const char *who, FILE *err);
+
 int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes,
                           int latencies, FILE *f);
 
