@@ -221,8 +221,21 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
     rt_json j;
     rt_json_init(&j, f, 0);
     rt_json_begin_object(&j, NULL);
+    const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
     rt_json_string(&j, "kernel_model",
-                   "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
+                   run ? "calibration tables: each launch on its measured curve + dispatch"
+                       : "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
+    if (run) {
+        /* which measurement priced this prediction */
+        rt_json_begin_object(&j, "calibration");
+        rt_json_string(&j, "date", t->calib->date);
+        rt_json_string(&j, "host", t->calib->host);
+        rt_json_string(&j, "device", t->calib->device);
+        rt_json_int(&j, "run_ranks", run->ranks);
+        rt_json_number(&j, "dispatch_s", run->dispatch_s);
+        rt_json_number(&j, "host_per_iteration_s", run->host_per_iteration_s);
+        rt_json_end_object(&j);
+    }
     rt_json_number(&j, "eff_flops", t->device.eff_flops);
     rt_json_number(&j, "eff_hbm", t->device.eff_hbm);
     rt_json_number(&j, "launch_overhead_s", t->device.launch_overhead);
