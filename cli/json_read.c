@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg.h"
 #include "input_file.h"
 
 static void report_parse_error(struct fy_diag *diag, const char *path, FILE *err)
@@ -49,8 +50,16 @@ static int parser_create(rt_jread *j)
  * of the file. */
 static int load_one(rt_jread *j, const char *path, FILE *f, FILE *err)
 {
-    if (fy_parser_set_input_fp(j->parser, path, f) != 0) {
+    size_t len = 0;
+    char *text = rt_input_slurp(f, &len);
+    if (!text) {
         fprintf(err, "%s: cannot read\n", path);
+        return -1;
+    }
+    /* The same guard as the scenario loader's: libfyaml 0.7.12 crashes on some bytes. */
+    if (rt_cfg_guard(text, len, path, 0, err) ||
+        fy_parser_set_malloc_string(j->parser, text, len) != 0) {
+        free(text);
         return -1;
     }
     j->doc = fy_parse_load_document(j->parser);

@@ -25,8 +25,6 @@ struct rt_cfg {
     int n_sets, cap_sets;
 };
 
-/* libfyaml 0.7.12 (Debian's) spins forever on a directive line with bytes it does not expect
- * ("%\xff"): reject a '%' line that is not printable ASCII before the parser sees it. */
 /* Length of the line break at TEXT[I] (0: none): YAML's \n, \r and \r\n, and, when ANY_BREAK,
  * also the NEL, LS and PS of YAML 1.1. */
 static size_t line_break(const char *text, size_t n, size_t i, int any_break)
@@ -41,33 +39,68 @@ static size_t line_break(const char *text, size_t n, size_t i, int any_break)
     return 0;
 }
 
-/* The directive scanner of libfyaml 0.7.12 loops forever on a byte it cannot decode. Whether
- * NEL, LS and PS break lines depends on the YAML version, so both readings are covered: a
- * line may start after any of them, and a directive runs to the next \n or \r. */
+/* Length of the UTF-8 sequence at T[I] when it encodes a character of YAML 1.2's c-printable
+ * set (section 5.1: tab, LF, CR, 0x20-0x7e, NEL, 0xa0-0xd7ff, 0xe000-0xfffd,
+ * 0x10000-0x10ffff), 0 when it does not. */
+static size_t printable_char(const unsigned char *t, size_t n, size_t i)
+{
+    unsigned c = t[i];
+    if (c < 0x80) return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r';
+    size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    if (!len || c > 0xf4 || i + len > n) return 0;
+    unsigned long cp = c & (0x7f >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((t[i + k] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (t[i + k] & 0x3f);
+    }
+    static const unsigned long least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[len]) return 0; /* overlong */
+    int ok = cp == 0x85 || (cp >= 0xa0 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) ||
+             (cp >= 0x10000 && cp <= 0x10ffff);
+    return ok ? len : 0;
+}
+
+static void guard_where(FILE *err, const char *where, int col0, int line, size_t col)
+{
+    if (col0) /* a one-line --set value: columns count from the assignment */
+        fprintf(err, "%s:%zu: ", where, (size_t)col0 + col - 1);
+    else
+        fprintf(err, "%s:%d:%zu: ", where, line, col);
+}
+
+/* libfyaml 0.7.12 (Debian's) spins forever on a directive line with a byte it cannot decode
+ * ("%\xff"), and dereferences a wild pointer on a NUL after a tab in a complex key ("? o:\t\0"):
+ * text outside YAML's character set is refused before the parser sees it, as is a '%' line
+ * that is not printable ASCII. Whether NEL, LS and PS break lines depends on the YAML
+ * version, so both readings are covered: a line may start after any of them, and a directive
+ * runs to the next \n or \r. */
 int rt_cfg_guard(const char *text, size_t n, const char *where, int col0, FILE *err)
 {
+    const unsigned char *t = (const unsigned char *)text;
     int line = 1;
     for (size_t i = 0; i < n; line++) {
         size_t j = i, brk = 0;
         while (j < n && !(brk = line_break(text, n, j, 1)))
             j++;
-        if (text[i] == '%') {
-            size_t end = i;
-            while (end < n && !line_break(text, n, end, 0))
-                end++;
-            for (size_t k = i; k < end; k++) {
-                unsigned char ch = (unsigned char)text[k];
-                if ((ch >= 0x20 && ch < 0x7f) || ch == '\t') continue;
-                if (col0) /* a one-line --set value: columns count from the assignment */
-                    fprintf(err, "%s:%zu: ", where, (size_t)col0 + k);
-                else
-                    fprintf(err, "%s:%d:%zu: ", where, line, k - i + 1);
+        if (t[i] == '%') {
+            for (size_t k = i; k < n && !line_break(text, n, k, 0); k++) {
+                if ((t[k] >= 0x20 && t[k] < 0x7f) || t[k] == '\t') continue;
+                guard_where(err, where, col0, line, k - i + 1);
                 fprintf(err,
                         "a malformed YAML directive (byte 0x%02x); allowed: %%YAML or %%TAG "
                         "lines of printable ASCII\n",
-                        ch);
+                        t[k]);
                 return -1;
             }
+        }
+        for (size_t k = i, len; k < j; k += len) {
+            if ((len = printable_char(t, n, k))) continue;
+            guard_where(err, where, col0, line, k - i + 1);
+            fprintf(err,
+                    "byte 0x%02x is not a character YAML allows; allowed: UTF-8 text without "
+                    "control characters other than tab and line breaks\n",
+                    t[k]);
+            return -1;
         }
         i = j + (brk ? brk : 1);
     }

@@ -52,6 +52,11 @@ for t in $targets; do
   grep -E '^#[0-9]+\s+DONE|stat::number_of_executed_units|SUMMARY|ERROR' "$out" || true
   if [ "$rc" -ne 0 ]; then
     echo "fuzz.sh: $t FAILED (exit $rc); the input is in $build/artifacts/, the log in $out" >&2
+    # CI keeps only what is printed: the report's stack and the input, to reproduce it anywhere
+    # (echo LINE | base64 -d > input; fuzz_main input).
+    sed -n '/ERROR: \(Address\|Leak\|Undefined\)Sanitizer\|ERROR: libFuzzer\|runtime error/,/^SUMMARY/p' "$out" |
+      grep -v 'in fuzzer::\|libc_start\| in _start ' | head -60 >&2 || true
+    grep -E '^Base64: ' "$out" | head -1 >&2 || true
     status=1
   fi
 done

@@ -39,6 +39,16 @@ printf 'name: x\r%%\xe1\n' >"$tmp/cr.yaml"
 refused directive_after_cr "cr.yaml:2:2: a malformed YAML directive" "$rectwin" plan "$tmp/cr.yaml"
 printf 'name: x\xc2\x85%%\xff' >"$tmp/nel.yaml"
 refused directive_after_nel "nel.yaml:2:2: a malformed YAML directive" "$rectwin" plan "$tmp/nel.yaml"
+# Bytes outside YAML's character set never reach libfyaml, which crashes on some of them.
+printf '? o:\t\0' >"$tmp/nul.yaml"
+refused nul_byte "nul.yaml:1:6: byte 0x00 is not a character YAML allows" "$rectwin" plan "$tmp/nul.yaml"
+printf 'name: \xc0\xaf\n' >"$tmp/overlong.yaml"
+refused overlong_utf8 "overlong.yaml:1:7: byte 0xc0 is not a character YAML allows" \
+  "$rectwin" plan "$tmp/overlong.yaml"
+mkdir -p "$tmp/nulrun"
+printf '{"name": "x\0"}' >"$tmp/nulrun/summary.json"
+refused nul_summary "summary.json:1:12: byte 0x00 is not a character YAML allows" \
+  "$rectwin" plot breakdown "$tmp/nulrun" -o "$tmp/nul.png"
 mkfifo "$tmp/fifo.yaml"
 refused fifo "fifo.yaml: not a regular file" "$rectwin" plan "$tmp/fifo.yaml"
 refused empty_out "cannot create directory ''" "$rectwin" sim "$scn" --engine analytic --quiet --out ''
