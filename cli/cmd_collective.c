@@ -183,7 +183,7 @@ static void report(const coll_args *a, const rt_result *r, int world, FILE *out)
 {
     double t = r->end[0] - r->start[0];
     double algbw = t > 0 ? a->bytes / t / 1e9 : 0;
-    double busbw = algbw * rt_coll_busbw_factor(op_kinds[a->op], world);
+    double busbw = algbw * rt_coll_busbw_factor(op_kinds[a->op], r->algo[0], world);
     const char *algo = rt_coll_algo_names[r->algo[0]];
     if (!a->json) {
         fprintf(out, "%s of %.0f bytes over %d ranks (%s, engine %s)\n", op_names[a->op], a->bytes,

@@ -227,6 +227,15 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
     return 0;
 }
 
+int rt_topology_nodes_per_leaf(const rt_topology *t)
+{
+    int down = t->net.radix / 2;
+    if (down < 1) return 1;
+    if (t->net.rail_optimized) return down;
+    int nics = t->net.nics_per_node > 0 ? t->net.nics_per_node : 1;
+    return down / nics > 0 ? down / nics : 1;
+}
+
 void rt_topology_free(rt_topology *t)
 {
     if (!t) return;

@@ -133,6 +133,15 @@ static inline int rt_topology_ranks(const rt_topology *t)
 {
     return t->nodes * t->node.devices;
 }
+/* Nodes under one leaf switch of a plane: a leaf has radix/2 ports down; rail-optimized, NIC i
+ * of every node goes to rail switch i (one port per node), otherwise a node takes
+ * nics_per_node ports. The one leaf/spine rule of both engines (collective costs, platform). */
+int rt_topology_nodes_per_leaf(const rt_topology *t);
+/* The leaf (of any plane) node NODE sits under. */
+static inline int rt_topology_leaf_of(const rt_topology *t, int node)
+{
+    return node / rt_topology_nodes_per_leaf(t);
+}
 /* Per-device share of the node's NIC bandwidth, per direction. */
 static inline double rt_topology_nic_bw_per_device(const rt_topology *t)
 {

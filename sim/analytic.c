@@ -247,7 +247,7 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
     rt_json_number(&j, "nic_latency_s", t->net.nic_latency);
     rt_json_number(&j, "switch_latency_s", t->net.switch_latency);
     rt_json_number(&j, "oversubscription", t->net.oversubscription);
-    rt_json_int(&j, "nodes_per_leaf", rt_coll_nodes_per_leaf(t));
+    rt_json_int(&j, "nodes_per_leaf", rt_topology_nodes_per_leaf(t));
     rt_json_number(&j, "per_message_cost_s", 0.0);
     rt_json_begin_object(&j, "policy");
     rt_json_number(&j, "tree_max_bytes", p->tree_max_bytes);

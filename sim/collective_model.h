@@ -1,6 +1,7 @@
-/* Closed-form (alpha-beta) time of one collective as seen by one rank. Mechanism only: which
- * algorithm to use is decided by collective_policy.h. Every formula and its reasoning is in
- * collective_model.c. */
+/* Closed-form (alpha-beta) time of one collective as seen by one rank: the harness over the
+ * algorithm table (collective_algo.h). Mechanism only: which algorithm to use is decided by
+ * collective_policy.h. Each algorithm's formula and its reasoning is in its own file
+ * (collective_ring.c, ...); the terms they share in collective_terms.h. */
 #ifndef RT_COLLECTIVE_MODEL_H
 #define RT_COLLECTIVE_MODEL_H
 
@@ -37,9 +38,6 @@ typedef struct rt_coll_time {
     int proto; /* the rt_proto chosen when the topology has `protocols:`, else -1 */
 } rt_coll_time;
 
-/* Nodes under one leaf switch (one rail switch when rail-optimized). */
-int rt_coll_nodes_per_leaf(const rt_topology *t);
-
 void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_shape *out);
 
 /* 0 when ALGO can run KIND on a group of this shape on T, else -1 with *why set. */
@@ -50,7 +48,9 @@ int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo alg
 int rt_coll_model_time(const rt_topology *t, const rt_coll_call *call, rt_coll_time *out,
                        const char **why);
 
-/* nccl-tests bus bandwidth factor: busbw = algbw x factor. */
-double rt_coll_busbw_factor(rt_coll_kind kind, int n);
+/* nccl-tests bus bandwidth factor (busbw = algbw x factor) of KIND run by ALGO (AUTO: direct
+ * for alltoallv and sendrecv, ring otherwise): AllReduce 2(n-1)/n, AllGather, ReduceScatter
+ * and AlltoAll (n-1)/n, sendrecv 1. */
+double rt_coll_busbw_factor(rt_coll_kind kind, rt_coll_algo algo, int n);
 
 #endif

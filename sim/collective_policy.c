@@ -21,6 +21,8 @@
  * the low MiB. Both are settings (echoed in summary.json), not measurements. */
 #include "collective_policy.h"
 
+#include "collective_algo.h"
+
 void rt_coll_policy_default(rt_coll_policy *p)
 {
     p->tree_max_bytes = 4.0 * 1024 * 1024;
@@ -30,13 +32,13 @@ void rt_coll_policy_default(rt_coll_policy *p)
 static rt_coll_algo allreduce_choice(const rt_coll_policy *p, const rt_topology *t,
                                      const rt_coll_shape *sh, double bytes)
 {
+    const char *why;
     if (sh->nodes <= 1) {
-        int nvls = t->node.nvls && t->node.scale_up == RT_SCALEUP_NVSWITCH;
+        int nvls = rt_coll_algo_nvls.check(t, RT_COLL_ALLREDUCE, sh, &why) == 0;
         return nvls && sh->size > 1 && bytes >= p->nvls_min_bytes ? RT_ALGO_NVLS : RT_ALGO_RING;
     }
     if (bytes < p->tree_max_bytes) return RT_ALGO_TREE;
-    int nvls = t->node.nvls && t->node.scale_up == RT_SCALEUP_NVSWITCH;
-    return sh->local > 1 && nvls ? RT_ALGO_HIERARCHICAL : RT_ALGO_RING;
+    return sh->local > 1 && rt_coll_nvls_available(t) ? RT_ALGO_HIERARCHICAL : RT_ALGO_RING;
 }
 
 rt_coll_algo rt_coll_policy_choose(const rt_coll_policy *p, const rt_topology *t, rt_coll_kind kind,

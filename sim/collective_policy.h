@@ -1,6 +1,7 @@
-/* Which algorithm a collective uses when the op says RT_ALGO_AUTO: a decision table in the
- * spirit of Open MPI's coll/tuned, mimicking what NCCL picks. Separate from the cost formulas
- * (collective_model.h) so both engines share one policy. */
+/* Which entry of the algorithm table (collective_algo.h) a collective uses when the op says
+ * RT_ALGO_AUTO: a decision table in the spirit of Open MPI's coll/tuned, mimicking what NCCL
+ * picks, that asks the entries whether they can run. Separate from the algorithms so both
+ * engines share one policy. */
 #ifndef RT_COLLECTIVE_POLICY_H
 #define RT_COLLECTIVE_POLICY_H
 

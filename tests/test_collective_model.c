@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "collective_algo.h"
 #include "collective_model.h"
 #include "collective_policy.h"
 
@@ -66,7 +67,7 @@ static void ring_allreduce_one_node(void **state)
     assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL),
                  expect);
     /* busbw = algbw x 2(n-1)/n recovers B_up minus the latency share. */
-    double busbw = S / expect * rt_coll_busbw_factor(RT_COLL_ALLREDUCE, 8);
+    double busbw = S / expect * rt_coll_busbw_factor(RT_COLL_ALLREDUCE, RT_ALGO_AUTO, 8);
     assert_true(busbw < 360e9 && busbw > 0.99 * 360e9);
 }
 
@@ -296,7 +297,7 @@ static void shapes(void **state)
     assert_close(sh.leaf_cross, 1.0);
     t.net.rail_optimized = 0;
     t.net.radix = 64; /* 32 down ports / 8 NICs per node = 4 nodes per leaf */
-    assert_int_equal(rt_coll_nodes_per_leaf(&t), 4);
+    assert_int_equal(rt_topology_nodes_per_leaf(&t), 4);
 }
 
 static rt_coll_algo choose(const rt_topology *t, rt_coll_kind kind, rt_coll_algo forced, rt_group g,
@@ -348,10 +349,27 @@ static void unsupported(void **state)
 static void busbw_factors(void **state)
 {
     (void)state;
-    assert_close(rt_coll_busbw_factor(RT_COLL_ALLREDUCE, 8), 1.75);
-    assert_close(rt_coll_busbw_factor(RT_COLL_ALLGATHER, 8), 0.875);
-    assert_close(rt_coll_busbw_factor(RT_COLL_REDUCE_SCATTER, 4), 0.75);
-    assert_close(rt_coll_busbw_factor(RT_COLL_ALLTOALLV, 16), 15.0 / 16);
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLREDUCE, RT_ALGO_AUTO, 8), 1.75);
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLGATHER, RT_ALGO_AUTO, 8), 0.875);
+    assert_close(rt_coll_busbw_factor(RT_COLL_REDUCE_SCATTER, RT_ALGO_AUTO, 4), 0.75);
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLTOALLV, RT_ALGO_AUTO, 16), 15.0 / 16);
+}
+
+/* The algorithm table: one entry per algorithm name but auto, each found by its id, each with
+ * every function; NVLS reports AllReduce busbw as nccl-tests does (2(n-1)/n), like the ring. */
+static void algorithm_table(void **state)
+{
+    (void)state;
+    int entries = 0;
+    for (int i = 0; rt_coll_algos[i]; i++, entries++) {
+        const rt_coll_algo_def *a = rt_coll_algos[i];
+        assert_ptr_equal(rt_coll_algo_get(a->id), a);
+        assert_true(a->check && a->time && a->traffic && a->busbw_factor);
+    }
+    assert_int_equal(entries, RT_ALGO_COUNT - 1);
+    assert_null(rt_coll_algo_get(RT_ALGO_AUTO));
+    assert_close(rt_coll_busbw_factor(RT_COLL_ALLREDUCE, RT_ALGO_NVLS, 8), 1.75);
+    assert_close(rt_coll_busbw_factor(RT_COLL_SENDRECV, RT_ALGO_DIRECT, 8), 1.0);
 }
 
 /* Runs the real rectwin binary with ARGS; returns its exit status. */
@@ -401,6 +419,7 @@ int main(void)
         cmocka_unit_test(policy),
         cmocka_unit_test(unsupported),
         cmocka_unit_test(busbw_factors),
+        cmocka_unit_test(algorithm_table),
         cmocka_unit_test(cli_exit_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

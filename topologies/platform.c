@@ -56,16 +56,6 @@ static int nic_device(const rt_platform *p, int node, int k)
     return node * p->devices + (k * p->devices + p->nics - 1) / p->nics;
 }
 
-/* Same rule as the analytic model: a leaf has radix/2 ports down; rail-optimized, one per
- * node, otherwise nics_per_node per node. */
-static int nodes_per_leaf(const rt_topology *t)
-{
-    int down = t->net.radix / 2;
-    if (down < 1) return 1;
-    if (t->net.rail_optimized) return down;
-    return down / t->net.nics_per_node > 0 ? down / t->net.nics_per_node : 1;
-}
-
 static void set_links(rt_platform *p, const rt_topology *t)
 {
     double up = t->node.scale_up_bw * t->coll.eff_intra;
@@ -109,7 +99,7 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
         *why = "oversubscription must be >= 1 and collective efficiencies > 0";
         return NULL;
     }
-    int npl = nodes_per_leaf(t);
+    int npl = rt_topology_nodes_per_leaf(t);
     long long leaves = (nodes + npl - 1) / npl;
     if ((t->net.rail_optimized ? t->net.nics_per_node : 1) * leaves * leaves > INT_MAX / 2) {
         *why = "more than 2^30 leaf-to-leaf route segments (leaves^2 per plane): raise "
@@ -126,7 +116,7 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
     p->world = nodes * p->devices;
     p->nics = t->net.nics_per_node;
     p->planes = t->net.rail_optimized ? p->nics : 1;
-    p->nodes_per_leaf = nodes_per_leaf(t);
+    p->nodes_per_leaf = npl;
     p->leaves = (nodes + p->nodes_per_leaf - 1) / p->nodes_per_leaf;
     p->n_hosts = p->world + 2 * nodes + p->planes * p->leaves;
     p->n_links = 2 * p->world + nodes * p->nics + p->planes * p->leaves;
@@ -386,7 +376,9 @@ static double sampled_bytes(const rt_platform *p, FILE *f, element_writer w, lon
     long long k_max = n < SAMPLES ? n : SAMPLES;
     long before = ftell(f);
     for (long long k = 0; k < k_max; k++)
-        w(p, f, n <= SAMPLES ? k : (long long)((unsigned long long)k * 2654435761u % (unsigned long long)n));
+        w(p, f,
+          n <= SAMPLES ? k
+                       : (long long)((unsigned long long)k * 2654435761u % (unsigned long long)n));
     fflush(f);
     return (double)(ftell(f) - before) * ((double)n / (double)k_max);
 }
@@ -397,7 +389,7 @@ double rt_platform_xml_bytes(const rt_platform *p, int pair_routes)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return INFINITY; /* cannot tell: treat as too large rather than guess */
-    double bytes = 700; /* the prologue and epilogue */
+    double bytes = 700;      /* the prologue and epilogue */
     bytes += sampled_bytes(p, f, sample_host, p->n_hosts);
     bytes += sampled_bytes(p, f, sample_link, p->n_links);
     bytes += sampled_bytes(p, f, sample_segment, p->n_segments);
@@ -407,8 +399,8 @@ double rt_platform_xml_bytes(const rt_platform *p, int pair_routes)
     return bytes;
 }
 
-int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir,
-                           const char *who, FILE *err)
+int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir, const char *who,
+                           FILE *err)
 {
     double bytes = rt_platform_xml_bytes(p, pair_routes);
     const double gib = 1024.0 * 1024 * 1024;
@@ -418,8 +410,8 @@ int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *di
                 "hosts, %d links, %d route segments%s); allowed: at most %.0f GiB: fewer "
                 "nodes, a larger scale_out.radix (fewer leaves)%s, or the analytic engine\n",
                 who, p->nodes, bytes / gib, p->n_hosts, p->n_links, p->n_segments,
-                pair_routes ? " and a route per device pair" : "",
-                RT_PLATFORM_MAX_XML_BYTES / gib, pair_routes ? ", segment routes only" : "");
+                pair_routes ? " and a route per device pair" : "", RT_PLATFORM_MAX_XML_BYTES / gib,
+                pair_routes ? ", segment routes only" : "");
         return -1;
     }
     struct statvfs fs;

@@ -1,0 +1,26 @@
+/* The cost terms the collective algorithms share (notation of collective_terms.c): link
+ * bandwidths and hop latencies of the alpha-beta model, and NCCL's protocols. */
+#ifndef RT_COLLECTIVE_TERMS_H
+#define RT_COLLECTIVE_TERMS_H
+
+#include "collective_model.h"
+
+/* B_up: what one device moves per direction over the scale-up fabric. */
+double rt_coll_bw_up(const rt_topology *t);
+/* B_net without oversubscription: one device's share of its node's NICs per direction. */
+double rt_coll_bw_net_raw(const rt_topology *t);
+/* B_net for traffic of which a share CROSS leaves the leaf. */
+double rt_coll_bw_net(const rt_topology *t, double cross);
+/* a_net: one network hop under one leaf (CROSS_LEAF 0) or between leaves (1). */
+double rt_coll_lat_net(const rt_topology *t, int cross_leaf);
+
+/* The intra-node hop of latency set L: PCIe for a PCIe scale-up, NVLink otherwise. */
+double rt_coll_intra_hop(const rt_topology *t, const rt_proto_lat *l);
+/* Simple's figures (or the first enabled protocol's when Simple is off). */
+const rt_proto_spec *rt_coll_proto_simple(const rt_topology *t);
+/* Ring or tree (ALGO) under every enabled protocol; O's transfer_s holds the Simple (full
+ * bandwidth) term on entry, the fastest protocol's latency, transfer and index on return. */
+void rt_coll_proto_fastest(const rt_topology *t, const rt_coll_shape *sh, rt_coll_kind kind,
+                           rt_coll_algo algo, rt_coll_time *o);
+
+#endif
