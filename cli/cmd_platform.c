@@ -8,7 +8,7 @@
 #include "cfg.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "platform.h"
+#include "simgrid_platform.h"
 
 enum { RT_EXIT_USAGE = 2, RT_PAIR_ROUTES_AUTO_MAX = 256 };
 
@@ -17,7 +17,7 @@ static void usage(FILE *f)
     fputs("usage: rectwin platform TOPOLOGY --nodes H -o FILE.xml [--pair-routes auto|yes|no]\n"
           "Writes the SimGrid platform (XML, DTD 4.1) generated from the topology file for H\n"
           "nodes: hosts gpu-R, nvs-H, cpu-H, leaf-P-L; SPLITDUPLEX links nvlink-R, nic-H-K,\n"
-          "uplink-P-L, pcie-R (see topologies/platform.h). Routes: every link segment, plus\n"
+          "uplink-P-L, pcie-R (see sim/simgrid_platform.h). Routes: every link segment, plus\n"
           "every device pair with --pair-routes yes (auto: up to 256 devices). A platform\n"
           "over 1 GiB of XML, or larger than the free space, is refused before writing.\n"
           "\nexample: rectwin platform topologies/dgx-h100.yaml --nodes 4 -o dgx4.xml\n",

@@ -32,10 +32,34 @@ void rt_result_free(rt_result *r)
     free(r->end);
     free(r->algo);
     free(r->settings_json);
-    free(r->links_csv);
+    for (int i = 0; i < r->n_files; i++) {
+        free(r->files[i].name);
+        free(r->files[i].text);
+    }
+    free(r->files);
     free(r->spread);
     free(r->phase_s);
     free(r);
+}
+
+int rt_result_add_file(rt_result *r, const char *name, char *text)
+{
+    for (int i = 0; i < r->n_files; i++)
+        if (!strcmp(r->files[i].name, name)) {
+            free(r->files[i].text);
+            r->files[i].text = text;
+            return 0;
+        }
+    rt_result_file *f = realloc(r->files, sizeof *f * (size_t)(r->n_files + 1));
+    char *copy = strdup(name);
+    if (f) r->files = f;
+    if (!f || !copy) {
+        free(copy);
+        free(text);
+        return -1;
+    }
+    r->files[r->n_files++] = (rt_result_file){copy, text};
+    return 0;
 }
 
 static long at(const rt_graph *g, int op, int rep)

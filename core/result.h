@@ -13,7 +13,10 @@ typedef struct rt_result {
     rt_coll_algo *algo; /* [op * n_reps + rep]: algorithm a collective ran; AUTO for kernels */
     char engine[32];
     char *settings_json; /* engine settings as a JSON object text (owned), may be NULL */
-    char *links_csv;     /* engine's link report, CSV text (owned), may be NULL: links.csv */
+    /* Files an engine writes beside the three every engine writes (the simgrid engine's
+     * links.csv): rt_result_add_file; rt_result_write writes them. */
+    struct rt_result_file *files;
+    int n_files;
     /* Measured results only (NULL otherwise): per [op * n_reps + rep], the spread (max - min)
      * of the op's duration over the timed iterations; ops.csv gets a spread_s column. */
     double *spread;
@@ -34,12 +37,21 @@ typedef struct rt_result {
 rt_result *rt_result_new(const rt_graph *g, const char *engine);
 void rt_result_free(rt_result *r);
 
+/* An engine's own output file: NAME (a plain file name) with TEXT. */
+typedef struct rt_result_file {
+    char *name;
+    char *text;
+} rt_result_file;
+
+/* Adds (or replaces) file NAME; R takes TEXT (malloc'ed) in every case. Returns 0, or -1 out
+ * of memory. */
+int rt_result_add_file(rt_result *r, const char *name, char *text);
+
 /* Computes the derived metrics from start/end and the scenario. */
 void rt_result_finish(rt_result *r, const rt_scenario *s);
 
-/* Writes DIR/summary.json, DIR/ops.csv, DIR/trace.json and, when the engine made one,
- * DIR/links.csv (creating DIR), each through a
- * temporary file renamed into place. Returns 0 or -1 with a message on ERR. */
+/* Writes DIR/summary.json, DIR/ops.csv, DIR/trace.json and the engine's own files (creating
+ * DIR), each through a temporary file renamed into place. Returns 0 or -1 with a message on ERR. */
 int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err);
 
 /* One-screen human summary. */

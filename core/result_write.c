@@ -14,7 +14,7 @@
 #include "manifest.h"
 #include "result.h"
 
-enum { RT_N_OUTPUTS = 4 }; /* summary, ops, trace, and links.csv when the engine made one */
+enum { RT_N_OWN = 3 }; /* summary, ops, trace; the engine's own files follow */
 
 static int exact_mode(const rt_graph *g)
 {
@@ -214,12 +214,13 @@ static void write_trace(FILE *f, const rt_result *r)
     rt_json_finish(&j);
 }
 
-int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err)
+/* Writes the N_OUT files NAMES of R through FILES (both sized by the caller). */
+static int write_set(const rt_result *r, const rt_scenario *s, const char *dir, const char **names,
+                     rt_atomic_file *files, int n_out, FILE *err)
 {
-    static const char *const names[RT_N_OUTPUTS] = {"summary.json", "ops.csv", "trace.json",
-                                                    "links.csv"};
-    int n_out = r->links_csv ? RT_N_OUTPUTS : RT_N_OUTPUTS - 1;
-    rt_atomic_file files[RT_N_OUTPUTS] = {{0}};
+    names[0] = "summary.json", names[1] = "ops.csv", names[2] = "trace.json";
+    for (int i = 0; i < r->n_files; i++)
+        names[RT_N_OWN + i] = r->files[i].name;
     if (rt_mkdir_p(dir) < 0) {
         fprintf(err, "cannot create directory '%s': %s\n", dir, strerror(errno));
         return -1;
@@ -237,7 +238,8 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
         write_summary(files[0].f, r, s);
         write_ops_csv(files[1].f, r);
         write_trace(files[2].f, r);
-        if (r->links_csv) fputs(r->links_csv, files[3].f);
+        for (int i = 0; i < r->n_files; i++)
+            fputs(r->files[i].text, files[RT_N_OWN + i].f);
     }
     int closed = 0;
     for (; rc == 0 && closed < n_out; closed++) {
@@ -276,4 +278,16 @@ int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, F
         }
     }
     return rc ? rc : rt_manifest_write(dir, names, n_out, err);
+}
+
+int rt_result_write(const rt_result *r, const rt_scenario *s, const char *dir, FILE *err)
+{
+    int n_out = RT_N_OWN + r->n_files;
+    const char **names = calloc((size_t)n_out, sizeof *names);
+    rt_atomic_file *files = calloc((size_t)n_out, sizeof *files);
+    int rc = names && files ? write_set(r, s, dir, names, files, n_out, err) : -1;
+    if (!names || !files) fprintf(err, "cannot write '%s': out of memory\n", dir);
+    free(names);
+    free(files);
+    return rc;
 }

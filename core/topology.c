@@ -8,8 +8,7 @@
 
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
-const char *const rt_sg_model_names[] = {"CM02", "LV08", NULL};
-const char *const rt_sg_flows_names[] = {"auto", "pairs", "links", NULL};
+const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",       "source",  "device",      "node", "scale_out",
                                        "collective", "simgrid", "calibration", NULL};
@@ -26,9 +25,6 @@ static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols
 static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
 static const char *const proto_lat_keys[] = {"base", "nvlink", "pcie", "net", NULL};
 static const char *const coll_eff_keys[] = {"intra", "inter", NULL};
-static const char *const sg_keys[] = {"model",          "tcp_gamma",        "crosstraffic",
-                                      "weight_s",       "bandwidth_factor", "flows",
-                                      "pair_max_ranks", "links_top",        NULL};
 
 /* Generous physical bounds: they catch unit mistakes (450Bps for 450GBps) without judging. */
 #define BW_MAX 1e15
@@ -160,44 +156,31 @@ static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll,
                : 0;
 }
 
-void rt_simgrid_settings_default(rt_simgrid_settings *sg)
+/* Keeps the engine sections of MAP for their engines (rt_topo_section). */
+static int keep_engine_sections(struct rt_cfg *c, struct fy_node *map, rt_topology *t)
 {
-    *sg = (rt_simgrid_settings){.model = RT_SG_CM02,
-                                .tcp_gamma = 1e12,
-                                .crosstraffic = 0,
-                                .weight_s = 0,
-                                .bandwidth_factor = 1,
-                                .flows = RT_SG_FLOWS_AUTO,
-                                .pair_max_ranks = 64,
-                                .links_top = 50};
-}
-
-/* Every key is optional, even in a full parse: the section itself is. */
-static int parse_simgrid(struct rt_cfg *c, struct fy_node *n, rt_simgrid_settings *sg)
-{
-    int model = sg->model, flows = sg->flows;
-    int64_t pair_max = sg->pair_max_ranks, top = sg->links_top;
-    if (rt_cfg_check_keys(c, n, sg_keys) ||
-        rt_cfg_get_enum(c, n, "model", 0, rt_sg_model_names, &model) < 0 ||
-        rt_cfg_get_unit(c, n, "tcp_gamma", 0, RT_UNIT_BYTES, 1, 1e18, &sg->tcp_gamma) < 0 ||
-        rt_cfg_get_bool(c, n, "crosstraffic", 0, &sg->crosstraffic) < 0 ||
-        rt_cfg_get_double(c, n, "weight_s", 0, 0, 1e12, &sg->weight_s) < 0 ||
-        rt_cfg_get_double(c, n, "bandwidth_factor", 0, 1e-3, 1, &sg->bandwidth_factor) < 0 ||
-        rt_cfg_get_enum(c, n, "flows", 0, rt_sg_flows_names, &flows) < 0 ||
-        rt_cfg_get_int(c, n, "pair_max_ranks", 0, 1, 256, &pair_max) < 0 ||
-        rt_cfg_get_int(c, n, "links_top", 0, 1, 1000000, &top) < 0)
-        return -1;
-    sg->model = (rt_sg_model)model;
-    sg->flows = (rt_sg_flows)flows;
-    sg->pair_max_ranks = (int)pair_max;
-    sg->links_top = (int)top;
+    for (int i = 0; rt_topology_engine_sections[i]; i++) {
+        int ok = 1;
+        const char *name = rt_topology_engine_sections[i];
+        struct fy_node *n = rt_cfg_get_map(c, map, name, 0, &ok);
+        if (!ok) return -1;
+        if (!n) continue;
+        if (t->n_sections == RT_TOPO_SECTIONS_MAX) {
+            rt_cfg_error(c, n,
+                         "more than %d engine sections; allowed: one per file and a few "
+                         "overrides",
+                         RT_TOPO_SECTIONS_MAX);
+            return -1;
+        }
+        t->sections[t->n_sections++] = (rt_topo_section){name, c, n};
+    }
     return 0;
 }
 
 int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int partial)
 {
     int req = !partial, ok = 1;
-    if (!partial) rt_simgrid_settings_default(&t->simgrid);
+    if (!partial) t->n_sections = 0;
     if (rt_cfg_check_keys(c, map, top_keys)) return -1;
     if (rt_cfg_get_str(c, map, "name", req, &t->name) < 0) return -1;
     if (rt_cfg_get_str(c, map, "source", req, &t->source) < 0) return -1;
@@ -209,8 +192,7 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
     if (!ok || (s && parse_net(c, s, &t->net, req))) return -1;
     struct fy_node *k = rt_cfg_get_map(c, map, "collective", req, &ok);
     if (!ok || (k && parse_coll(c, k, &t->coll, req))) return -1;
-    struct fy_node *sg = rt_cfg_get_map(c, map, "simgrid", 0, &ok);
-    if (!ok || (sg && parse_simgrid(c, sg, &t->simgrid))) return -1;
+    if (keep_engine_sections(c, map, t)) return -1;
     /* Optional in a full parse too; an override replaces the file's tables as a whole. */
     struct fy_node *cal = rt_cfg_get_map(c, map, "calibration", 0, &ok);
     if (!ok) return -1;

@@ -76,33 +76,16 @@ typedef struct rt_coll_tuning {
     double p2p_channels;
 } rt_coll_tuning;
 
-/* SimGrid network-model settings (the topology's optional `simgrid:` section). Defaults fit
- * GPU fabrics: CM02 (no LV08 latency factor 13.01 nor bandwidth factor 0.97), a TCP-gamma
- * window so large that gamma / (2 x latency) never caps a microsecond link, no crosstraffic
- * (RDMA has no TCP acknowledgements), and no RTT-unfairness weight. The engine simulates
- * links with zero latency and charges latencies itself: CM02 shares a link in inverse
- * proportion to each flow's route latency (TCP's RTT unfairness), which RDMA does not have. */
-typedef enum { RT_SG_CM02, RT_SG_LV08, RT_SG_MODEL_COUNT } rt_sg_model;
-/* Flow granularity: one flow per (source, destination) device pair, or aggregated onto the
- * links they use (one flow per link direction and per leaf pair); auto picks pairs up to
- * pair_max_ranks ranks. */
-typedef enum {
-    RT_SG_FLOWS_AUTO,
-    RT_SG_FLOWS_PAIRS,
-    RT_SG_FLOWS_LINKS,
-    RT_SG_FLOWS_COUNT
-} rt_sg_flows;
-
-typedef struct rt_simgrid_settings {
-    rt_sg_model model;
-    double tcp_gamma; /* bytes */
-    int crosstraffic;
-    double weight_s;
-    double bandwidth_factor;
-    rt_sg_flows flows;
-    int pair_max_ranks;
-    int links_top; /* rows of links.csv (most loaded first) */
-} rt_simgrid_settings;
+/* A topology section that belongs to one engine (`simgrid:`, rt_topology_engine_sections):
+ * core knows no engine's keys, so it keeps each occurrence, the topology file's first and the
+ * scenario's overrides after it, for the engine to parse with rt_cfg's located getters. The
+ * documents are owned by whoever loaded them (the scenario keeps them). */
+enum { RT_TOPO_SECTIONS_MAX = 8 };
+typedef struct rt_topo_section {
+    const char *name;
+    struct rt_cfg *cfg;
+    struct fy_node *map;
+} rt_topo_section;
 
 typedef struct rt_topology {
     char *name;
@@ -111,7 +94,8 @@ typedef struct rt_topology {
     rt_node_spec node;
     rt_scale_out net;
     rt_coll_tuning coll;
-    rt_simgrid_settings simgrid;
+    rt_topo_section sections[RT_TOPO_SECTIONS_MAX]; /* engine sections, in parse order */
+    int n_sections;
     /* The `calibration:` tables (core/calib.h), NULL without: then every cost is the scalar
      * model of the figures above. */
     struct rt_calib *calib;
@@ -120,11 +104,8 @@ typedef struct rt_topology {
 
 extern const char *const rt_scaleup_names[];
 extern const char *const rt_proto_names[];
-extern const char *const rt_sg_model_names[];
-extern const char *const rt_sg_flows_names[];
-
-/* The defaults of the `simgrid:` section. */
-void rt_simgrid_settings_default(rt_simgrid_settings *sg);
+/* Top-level keys that are engine sections (NULL-terminated). */
+extern const char *const rt_topology_engine_sections[];
 
 int rt_topology_parse(struct rt_cfg *cfg, struct fy_node *map, rt_topology *t, int partial);
 void rt_topology_free(rt_topology *t);

@@ -1,5 +1,5 @@
 /* Engine "simgrid": flow-level simulation of the op graph on a generated SimGrid platform
- * (topologies/platform.h). This file is the parent side: it checks the inputs, times the
+ * (sim/simgrid_platform.h). This file is the parent side: it checks the inputs, times the
  * kernels and resolves algorithms (so user errors are reported before anything starts),
  * writes the platform, runs the simulation (simgrid_run.c) in a child process and turns what
  * it reports into the result, the settings and links.csv.
@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "json.h"
 #include "kernel_model.h"
+#include "simgrid.h"
 #include "simgrid_run.h"
 
 enum { RT_SG_PAIRS_MAX_RANKS = 256 };
@@ -144,7 +145,8 @@ static int write_platform(const rt_topology *t, prep *x, FILE *err)
     return 0;
 }
 
-static int prepare(const rt_scenario *s, const rt_graph *g, prep *x, FILE *err)
+static int prepare(const rt_scenario *s, const rt_graph *g, const rt_simgrid_settings *sg, prep *x,
+                   FILE *err)
 {
     const rt_topology *t = &s->topology;
     const char *why = NULL;
@@ -152,7 +154,6 @@ static int prepare(const rt_scenario *s, const rt_graph *g, prep *x, FILE *err)
     memset(x, 0, sizeof *x);
     if (check_inputs(t, g, err) < 0) return -1;
     if (!(x->p = rt_platform_new(t, t->nodes, &why))) return fail(err, why);
-    const rt_simgrid_settings *sg = &t->simgrid;
     x->pairs = sg->flows == RT_SG_FLOWS_PAIRS ||
                (sg->flows == RT_SG_FLOWS_AUTO && g->world <= sg->pair_max_ranks);
     if (x->pairs && g->world > RT_SG_PAIRS_MAX_RANKS)
@@ -228,9 +229,9 @@ static int simulate(const rt_sg_job *job, FILE *err)
     return 0;
 }
 
-static char *settings_json(const rt_topology *t, const prep *x, const rt_sg_out *o)
+static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, const prep *x,
+                           const rt_sg_out *o)
 {
-    const rt_simgrid_settings *sg = &t->simgrid;
     rt_coll_policy pol;
     rt_coll_policy_default(&pol);
     char *buf = NULL;
@@ -324,29 +325,32 @@ static char *links_csv(const rt_platform *p, const rt_sg_out *o, int top)
     return buf;
 }
 
-static int collect(const rt_scenario *scn, const rt_graph *g, const prep *x, const rt_sg_out *o,
-                   rt_result *r, FILE *err)
+static int collect(const rt_scenario *scn, const rt_simgrid_settings *sg, const rt_graph *g,
+                   const prep *x, const rt_sg_out *o, rt_result *r, FILE *err)
 {
     size_t n = (size_t)g->n_ops * (size_t)g->n_reps;
     memcpy(r->start, o->start, n * sizeof(double));
     memcpy(r->end, o->end, n * sizeof(double));
     memcpy(r->algo, x->algo, n * sizeof(rt_coll_algo));
     free(r->settings_json);
-    free(r->links_csv);
-    r->settings_json = settings_json(&scn->topology, x, o);
-    r->links_csv = links_csv(x->p, o, scn->topology.simgrid.links_top);
-    return r->settings_json && r->links_csv ? 0 : fail(err, "out of memory");
+    r->settings_json = settings_json(&scn->topology, sg, x, o);
+    char *csv = links_csv(x->p, o, sg->links_top);
+    if (!r->settings_json || !csv || rt_result_add_file(r, "links.csv", csv) < 0)
+        return fail(err, "out of memory");
+    return 0;
 }
 
-static int simgrid_run(const rt_scenario *scn, const rt_graph *g, rt_result *r, FILE *err)
+int rt_simgrid_run(const rt_scenario *scn, const rt_graph *g, const rt_simgrid_settings *sg,
+                   rt_result *r, FILE *err)
 {
     const rt_topology *t = &scn->topology;
     prep x;
     shared sh = {0};
-    int rc = prepare(scn, g, &x, err);
+    int rc = prepare(scn, g, sg, &x, err);
     if (rc == 0 && shared_map(&sh, g, x.p) < 0) rc = fail(err, "cannot map shared memory");
     if (rc == 0) {
         rt_sg_job job = {.t = t,
+                         .sg = sg,
                          .g = g,
                          .p = x.p,
                          .platform_path = x.path,
@@ -356,11 +360,18 @@ static int simgrid_run(const rt_scenario *scn, const rt_graph *g, rt_result *r, 
                          .algo = x.algo,
                          .out = sh.out};
         rc = simulate(&job, err);
-        if (rc == 0) rc = collect(scn, g, &x, sh.out, r, err);
+        if (rc == 0) rc = collect(scn, sg, g, &x, sh.out, r, err);
     }
     if (sh.base && sh.base != MAP_FAILED) munmap(sh.base, sh.size);
     prep_free(&x);
     return rc;
+}
+
+static int simgrid_run(const rt_scenario *scn, const rt_graph *g, rt_result *r, FILE *err)
+{
+    rt_simgrid_settings sg;
+    if (rt_simgrid_settings_load(&scn->topology, &sg) < 0) return -1;
+    return rt_simgrid_run(scn, g, &sg, r, err);
 }
 
 const rt_engine rt_engine_simgrid = {

@@ -3,7 +3,7 @@
  * Traffic is added as (source device, destination device, bytes) or directly on an NVSwitch
  * port (NVLS). Two granularities:
  *   pairs: one flow per device pair on its full route (exact flow-level sharing);
- *   links: every pair's bytes are added onto the route's segments (topologies/platform.h:
+ *   links: every pair's bytes are added onto the route's segments (simgrid_platform.h:
  *          a device's NVLink up or down, a NIC up or down, a leaf-to-leaf crossing) and one
  *          flow runs per used segment. The flow count drops from world^2 to about 4 x world
  *          plus planes x leaves^2, and a flow is alone on its link unless other calls overlap
@@ -12,7 +12,7 @@
 #ifndef RT_SIMGRID_FLOWS_H
 #define RT_SIMGRID_FLOWS_H
 
-#include "platform.h"
+#include "simgrid_platform.h"
 
 typedef struct rt_sg_flow {
     int src_host, dst_host;

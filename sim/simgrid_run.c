@@ -350,7 +350,7 @@ int rt_sg_simulate(const rt_sg_job *job)
 {
     char buf[16][96];
     char *argv[17];
-    int argc = settings_argv(&job->t->simgrid, buf, argv);
+    int argc = settings_argv(job->sg, buf, argv);
     sim S;
     sim_init(&S, job);
     simgrid_init(&argc, argv);

@@ -6,7 +6,8 @@
 #define RT_SIMGRID_RUN_H
 
 #include "graph.h"
-#include "platform.h"
+#include "simgrid_platform.h"
+#include "simgrid_settings.h"
 #include "topology.h"
 
 typedef struct rt_sg_out {
@@ -21,6 +22,7 @@ typedef struct rt_sg_out {
 
 typedef struct rt_sg_job {
     const rt_topology *t;
+    const rt_simgrid_settings *sg;
     const rt_graph *g;
     const rt_platform *p;
     const char *platform_path;

@@ -229,6 +229,21 @@ static void writes_three_files(void **state)
     check_summary(p, r);
     snprintf(p, sizeof p, "%s/ops.csv", out);
     check_csv(p);
+    /* An engine's own file (links.csv of the simgrid engine) joins the set and its manifest;
+     * adding it again replaces its text. */
+    assert_int_equal(rt_result_add_file(r, "extra.csv", strdup("a,b\n")), 0);
+    assert_int_equal(rt_result_add_file(r, "extra.csv", strdup("a,b\n1,2\n")), 0);
+    assert_int_equal(r->n_files, 1);
+    assert_int_equal(rt_result_write(r, &s, out, stderr), 0);
+    assert_int_equal(count_entries(out), 5);
+    assert_int_equal(rt_manifest_check(out, stderr), 0);
+    snprintf(p, sizeof p, "%s/extra.csv", out);
+    f = fopen(p, "r");
+    assert_non_null(f);
+    char line[16] = {0};
+    assert_int_equal(fread(line, 1, sizeof line - 1, f), 8);
+    fclose(f);
+    assert_string_equal(line, "a,b\n1,2\n");
     rm_rf(dir);
     free(dir);
     rt_result_free(r);

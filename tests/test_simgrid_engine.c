@@ -14,7 +14,8 @@
 #include <cmocka.h>
 
 #include "engines.h"
-#include "platform.h"
+#include "simgrid.h"
+#include "simgrid_platform.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -59,7 +60,6 @@ static void fill_topology(rt_topology *t, int nodes, int devices, int radix, dou
     t->coll.eff_intra = 1;
     t->coll.eff_inter = 1;
     t->coll.base_latency = 1e-6;
-    rt_simgrid_settings_default(&t->simgrid);
     t->nodes = nodes;
 }
 
@@ -93,19 +93,25 @@ static rt_graph *one_collective(int world, rt_coll_kind kind, rt_coll_algo algo,
     return g;
 }
 
-/* Duration of op 0 on rank 0 with ENGINE. */
-static double run_time(const rt_engine *engine, const rt_topology *t, const rt_graph *g)
+/* Duration of op 0 on rank 0 with ENGINE, or with the simgrid engine under SG when given. */
+static double run_with(const rt_engine *engine, const rt_simgrid_settings *sg, const rt_topology *t,
+                       const rt_graph *g)
 {
     rt_scenario s;
     memset(&s, 0, sizeof s);
     s.name = "test";
     s.topology = *t;
-    rt_result *r = rt_result_new(g, engine->name);
+    rt_result *r = rt_result_new(g, sg ? "simgrid" : engine->name);
     assert_non_null(r);
-    assert_int_equal(engine->run(&s, g, r, stderr), 0);
+    assert_int_equal(sg ? rt_simgrid_run(&s, g, sg, r, stderr) : engine->run(&s, g, r, stderr), 0);
     double d = r->end[0] - r->start[0];
     rt_result_free(r);
     return d;
+}
+
+static double run_time(const rt_engine *engine, const rt_topology *t, const rt_graph *g)
+{
+    return run_with(engine, NULL, t, g);
 }
 
 static double both(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo, double S,
@@ -246,10 +252,12 @@ static void test_aggregation_matches_pairs(void **state)
     rt_topology t;
     fill_topology(&t, 4, 8, 4, 2);
     rt_graph *g = one_collective(32, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, 64 * MiB);
-    t.simgrid.flows = RT_SG_FLOWS_PAIRS;
-    double pairs = run_time(&rt_engine_simgrid, &t, g);
-    t.simgrid.flows = RT_SG_FLOWS_LINKS;
-    double links = run_time(&rt_engine_simgrid, &t, g);
+    rt_simgrid_settings sg;
+    rt_simgrid_settings_default(&sg);
+    sg.flows = RT_SG_FLOWS_PAIRS;
+    double pairs = run_with(NULL, &sg, &t, g);
+    sg.flows = RT_SG_FLOWS_LINKS;
+    double links = run_with(NULL, &sg, &t, g);
     assert_rel(links, pairs, 0.02);
     rt_graph_free(g);
 }

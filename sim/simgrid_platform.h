@@ -21,8 +21,8 @@
  * index, then on that rail. Routes are built from segments: a segment is a (source host,
  * destination host) pair with its one or two directed links; segments are also the unit the
  * SimGrid engine aggregates flows onto. */
-#ifndef RT_PLATFORM_H
-#define RT_PLATFORM_H
+#ifndef RT_SIMGRID_PLATFORM_H
+#define RT_SIMGRID_PLATFORM_H
 
 #include <stdio.h>
 
@@ -101,8 +101,8 @@ double rt_platform_xml_bytes(const rt_platform *p, int pair_routes);
 
 /* Refuses (-1, message on ERR naming WHO) a platform whose XML would exceed
  * RT_PLATFORM_MAX_XML_BYTES or the free space of the file system holding DIR. */
-int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir,
-                           const char *who, FILE *err);
+int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir, const char *who,
+                           FILE *err);
 
 int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes,
                           int latencies, FILE *f);

@@ -1,4 +1,4 @@
-#include "platform.h"
+#include "simgrid_platform.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -305,7 +305,7 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
     fprintf(f,
             "<!-- rectwin platform: topology '%s', %d nodes x %d devices.\n"
             "     Bandwidths are the topology's datasheet figures times its collective\n"
-            "     efficiencies (intra %.3g, inter %.3g); see topologies/platform.h. -->\n",
+            "     efficiencies (intra %.3g, inter %.3g); see sim/simgrid_platform.h. -->\n",
             t->name ? t->name : "?", p->nodes, p->devices, t->coll.eff_intra, t->coll.eff_inter);
     fputs("<platform version=\"4.1\">\n<zone id=\"rectwin\" routing=\"Full\">\n", f);
     for (int h = 0; h < p->n_hosts; h++) {
