@@ -102,7 +102,7 @@ static int write_platform(const platform_args *a, const rt_topology *t)
         /* refused before writing anything */
     } else if (rt_atomic_open(&f, a->out) < 0) {
         fprintf(stderr, "rectwin platform: cannot write '%s': %s\n", a->out, strerror(errno));
-    } else if (rt_platform_write_xml(p, t, pairs, 1, f.f) < 0 || rt_atomic_commit(&f) < 0) {
+    } else if (rt_platform_write_xml(p, t, pairs, f.f) < 0 || rt_atomic_commit(&f) < 0) {
         fprintf(stderr, "rectwin platform: cannot write '%s' (disk full?)\n", a->out);
     } else {
         printf("%s: %d hosts, %d SPLITDUPLEX links, %s routes\n", a->out, p->n_hosts, p->n_links,

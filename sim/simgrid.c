@@ -140,7 +140,7 @@ static int write_platform(const rt_topology *t, prep *x, FILE *err)
         close(fd);
         return fail(err, "cannot write the temporary platform file");
     }
-    int rc = rt_platform_write_xml(x->p, t, x->pairs, 0, f);
+    int rc = rt_platform_write_xml(x->p, t, x->pairs, f);
     if (fclose(f) != 0 || rc < 0) return fail(err, "cannot write the temporary platform file");
     return 0;
 }
@@ -252,9 +252,12 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
     rt_json_string(&j, "kernel_model",
                    "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
     rt_json_string(&j, "link_latency",
-                   "0 in the simulated platform: CM02 would share links in "
-                   "inverse proportion to route latency (TCP RTT unfairness)");
-    rt_json_string(&j, "collective_latency", "analytic per-step latency (collective_model.c)");
+                   "the topology's, simulated on the platform's links (as rectwin platform "
+                   "writes them); the network model weights a flow's share of a link by its "
+                   "route latency");
+    rt_json_string(&j, "collective_latency",
+                   "one round of flows pays its route latencies; the engine adds the "
+                   "analytic latency beyond them (base, further steps; collective_model.c)");
     rt_json_string(&j, "representatives",
                    "every rank simulated; non-representatives use rank*n_reps/world's costs");
     rt_json_begin_object(&j, "platform");

@@ -295,8 +295,7 @@ static void write_pair_routes(const rt_platform *p, FILE *f)
         }
 }
 
-int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes,
-                          int latencies, FILE *f)
+int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes, FILE *f)
 {
     char name[64];
     fputs("<?xml version='1.0'?>\n"
@@ -318,7 +317,7 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
         fprintf(f,
                 "  <link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
                 "sharing_policy=\"SPLITDUPLEX\"/>\n",
-                name, p->bw[l], latencies ? p->lat[l] : 0.0);
+                name, p->bw[l], p->lat[l]);
     }
     int links[2];
     for (int s = 0; s < p->n_segments; s++) {

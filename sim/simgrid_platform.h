@@ -90,10 +90,6 @@ int rt_platform_pcie_segment(const rt_platform *p, int rank, int to_host);
 /* One-way latency of a segment: the sum of its links' latencies. */
 double rt_platform_segment_latency(const rt_platform *p, int seg);
 
-/* Writes the platform as SimGrid 4.1 XML. Routes: every segment, plus every device pair
- * when PAIR_ROUTES (world^2 routes: keep it for small platforms). LATENCIES 0 writes every
- * link with zero latency (the simgrid engine charges latencies itself). Returns 0, or -1 on
- * a write error. */
 /* The size in bytes of what rt_platform_write_xml writes, from the element counts and the
  * written size of a sample of each kind of element (within 5 %, tests/test_simgrid_engine.c),
  * in milliseconds at any size: a platform too large to use is refused before it is written. */
@@ -104,7 +100,9 @@ double rt_platform_xml_bytes(const rt_platform *p, int pair_routes);
 int rt_platform_check_size(const rt_platform *p, int pair_routes, const char *dir, const char *who,
                            FILE *err);
 
-int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes,
-                          int latencies, FILE *f);
+/* Writes the platform as SimGrid 4.1 XML, with its links' latencies: what the simgrid engine
+ * simulates. Routes: every segment, plus every device pair when PAIR_ROUTES (world^2 routes:
+ * keep it for small platforms). Returns 0, or -1 on a write error. */
+int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes, FILE *f);
 
 #endif

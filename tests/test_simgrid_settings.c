@@ -1,0 +1,222 @@
+/* Every key of the `simgrid:` section changes a result, each against a figure computed by hand
+ * from SimGrid's CM02 model (src/surf/network_cm02.cpp, 3.32): a flow first waits its route
+ * latency (times the latency factor), then shares its links by max-min with a weight of
+ * 1 / (route latency + weight_S x sum of 1/bandwidth over its links), capped at
+ * TCP-gamma / (2 x route latency); crosstraffic loads the reverse route with 5 % of the rate.
+ *
+ * Platform: 2 nodes x 2 devices, NVLink 100e9 B/s, one 25e9 B/s NIC per device on its rail,
+ * scale-up latency a_up = 10 us (nvlink-R 5 us each way), NIC 0.2 us + switch 0.1 us,
+ * base_latency 1 us, efficiencies 1. The engine charges a collective's analytic latency
+ * beyond what its simulated round paid: here base_latency, 1 us. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "simgrid.h"
+
+#define X 1e9 /* bytes per flow: transfers of 10-80 ms dwarf the microsecond latencies */
+#define A_UP 10e-6
+#define BASE 1e-6
+
+static void assert_rel(double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol * fabs(want))) {
+        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
+        fail();
+    }
+}
+
+static void fill_topology(rt_topology *t)
+{
+    memset(t, 0, sizeof *t);
+    t->name = "settings";
+    t->device.peak_flops[RT_DT_FP32] = 1e12;
+    t->device.hbm_bw = 1e12;
+    t->device.eff_flops = t->device.eff_hbm = 1;
+    t->node.devices = 2;
+    t->node.scale_up = RT_SCALEUP_NVSWITCH;
+    t->node.scale_up_bw = 100e9;
+    t->node.scale_up_latency = A_UP;
+    t->node.host_bw = 50e9;
+    t->net.nics_per_node = 2;
+    t->net.nic_bw = 25e9;
+    t->net.nic_latency = 0.2e-6;
+    t->net.rail_optimized = 1;
+    t->net.levels = 1;
+    t->net.radix = 64;
+    t->net.oversubscription = 1;
+    t->net.switch_latency = 0.1e-6;
+    t->coll.eff_intra = t->coll.eff_inter = 1;
+    t->coll.base_latency = BASE;
+    t->nodes = 2;
+}
+
+/* One direct AlltoAllv over the 4 ranks: BYTES[s][d] from rank s to rank d. */
+static rt_graph *alltoallv(double bytes[4][4])
+{
+    int reps[4] = {0, 1, 2, 3};
+    double w[4] = {1, 1, 1, 1};
+    rt_graph *g = rt_graph_new(4, 4, reps, w);
+    assert_non_null(g);
+    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
+                                     (rt_group){4, 1}, "c", NULL, 0);
+    for (int r = 0; r < 4; r++) {
+        rt_op_cost *c = rt_graph_cost(g, op, r);
+        c->send = rt_graph_peer_bytes(g, 4);
+        c->recv = rt_graph_peer_bytes(g, 4);
+        for (int k = 0; k < 4; k++) {
+            c->send[k] = (uint64_t)bytes[r][k];
+            c->recv[k] = (uint64_t)bytes[k][r];
+            c->bytes += bytes[r][k];
+            c->recv_bytes += bytes[k][r];
+        }
+    }
+    return g;
+}
+
+/* Ranks 0 and 1 (one node) exchange X each way: one flow per NVLink direction. */
+static rt_graph *intra_exchange(void)
+{
+    double b[4][4] = {{0, X, 0, 0}, {X, 0, 0, 0}, {0}, {0}};
+    return alltoallv(b);
+}
+
+/* Rank 0 sends X to rank 1 (NVLink) and X to rank 3, whose route goes the PXN way over
+ * rank 1's NVLink port to NIC 1: both flows share nvlink-0 up and nvlink-1 down. */
+static rt_graph *shared_port(void)
+{
+    double b[4][4] = {{0, X, 0, X}, {0}, {0}, {0}};
+    return alltoallv(b);
+}
+
+/* Duration of the collective, and the links.csv rows when ROWS is given. */
+static double run(const rt_simgrid_settings *sg, rt_graph *g, int *rows)
+{
+    rt_scenario s;
+    memset(&s, 0, sizeof s);
+    s.name = "settings";
+    fill_topology(&s.topology);
+    rt_result *r = rt_result_new(g, "simgrid");
+    assert_non_null(r);
+    assert_int_equal(rt_simgrid_run(&s, g, sg, r, stderr), 0);
+    double d = r->end[0] - r->start[0];
+    if (rows) {
+        assert_int_equal(r->n_files, 1);
+        assert_string_equal(r->files[0].name, "links.csv");
+        *rows = -1; /* the header */
+        for (const char *c = r->files[0].text; *c; c++)
+            *rows += *c == '\n';
+    }
+    rt_result_free(r);
+    rt_graph_free(g);
+    return d;
+}
+
+static void defaults(rt_simgrid_settings *sg)
+{
+    rt_simgrid_settings_default(sg);
+}
+
+/* CM02: a_up + X / 100e9 + base. LV08 multiplies the latency by 13.01. */
+static void model(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    double cm02 = run(&sg, intra_exchange(), NULL);
+    assert_rel(cm02, A_UP + X / 100e9 + BASE, 1e-6);
+    sg.model = RT_SG_LV08;
+    double lv08 = run(&sg, intra_exchange(), NULL);
+    assert_rel(lv08 - cm02, 12.01 * A_UP, 1e-4);
+}
+
+/* A window of 64 KiB caps each flow at 65536 / (2 x 10 us) = 3.2768e9 B/s. */
+static void tcp_gamma(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    sg.tcp_gamma = 65536;
+    assert_rel(run(&sg, intra_exchange(), NULL), A_UP + X / (65536 / (2 * A_UP)) + BASE, 1e-6);
+}
+
+/* Each link direction carries one flow at rate x and 5 % of the reverse flow's: 1.05 x =
+ * 100e9. */
+static void crosstraffic(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    sg.crosstraffic = 1;
+    assert_rel(run(&sg, intra_exchange(), NULL), A_UP + 1.05 * X / 100e9 + BASE, 1e-6);
+}
+
+static void bandwidth_factor(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    sg.bandwidth_factor = 0.5;
+    assert_rel(run(&sg, intra_exchange(), NULL), A_UP + X / 50e9 + BASE, 1e-6);
+}
+
+/* The shared port. weight_s 0: weights 1/10 us and 1/10.3 us split NVLink about evenly, the
+ * PXN flow is held to its NIC's 25e9 and the other takes the remaining 75e9: the PXN flow
+ * ends at X / 25e9 = 40 ms. weight_s 1e12 (weight_S/bandwidth dominates): weights 1/(2/100e9)
+ * and 1/(2/100e9 + 2/25e9), 5:1, so the PXN flow gets 100e9/6 = 16.7e9 until the other
+ * (83.3e9) has sent X: 12 ms, in which it sends X/5; then 25e9 for 4X/5: 44 ms, 1.1 x.
+ * flows: links runs one flow per link direction, so nothing couples the two routes and the
+ * weight changes nothing: 40 ms. pair_max_ranks decides which of the two `auto` is. */
+static void weight_s_flows_and_pair_max_ranks(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    double even = run(&sg, shared_port(), NULL);
+    assert_rel(even, X / 25e9, 1e-3);
+    sg.weight_s = 1e12;
+    double weighted = run(&sg, shared_port(), NULL);
+    assert_rel(weighted, 1.1 * X / 25e9, 1e-3);
+    sg.flows = RT_SG_FLOWS_LINKS;
+    assert_rel(run(&sg, shared_port(), NULL), X / 25e9, 1e-3);
+    sg.flows = RT_SG_FLOWS_AUTO;
+    sg.pair_max_ranks = 2; /* 4 ranks: auto is links */
+    assert_rel(run(&sg, shared_port(), NULL), X / 25e9, 1e-3);
+    sg.pair_max_ranks = 4;
+    assert_rel(run(&sg, shared_port(), NULL), weighted, 1e-9);
+}
+
+/* links.csv keeps the links_top most loaded link directions: the shared port loads 4
+ * (nvlink-0 up, nvlink-1 down, nic-0-1 up, nic-1-1 down). */
+static void links_top(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    int rows;
+    run(&sg, shared_port(), &rows);
+    assert_int_equal(rows, 4);
+    sg.links_top = 2;
+    run(&sg, shared_port(), &rows);
+    assert_int_equal(rows, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(model),
+        cmocka_unit_test(tcp_gamma),
+        cmocka_unit_test(crosstraffic),
+        cmocka_unit_test(bandwidth_factor),
+        cmocka_unit_test(weight_s_flows_and_pair_max_ranks),
+        cmocka_unit_test(links_top),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
