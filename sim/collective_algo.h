@@ -21,9 +21,13 @@ typedef struct rt_coll_algo_def {
      * o->proto), without them the harness adds base_latency. */
     void (*time)(const rt_topology *t, const rt_coll_call *c, const rt_coll_shape *shape,
                  rt_coll_time *o);
-    /* The bytes each member of one instance sends where, for the SimGrid engine. Returns 0,
-     * or -1 when out of memory. */
+    /* The bytes each member of one instance sends where, for the SimGrid engine: every step
+     * at once (c->round < 0), or round c->round of rounds(). Returns 0, or -1 when out of
+     * memory. */
     int (*traffic)(const rt_sg_call *c, const rt_sg_blocks *b, rt_sg_flowset *f);
+    /* Dependent rounds of the step-wise traffic (simgrid.collective_steps: steps) with
+     * c->chunks pipelined chunks; NULL: the algorithm runs as one round. */
+    int (*rounds)(const rt_sg_call *c);
     /* nccl-tests bus bandwidth factor of KIND on N ranks (busbw = algbw x factor), for the
      * kinds the algorithm runs. */
     double (*busbw_factor)(rt_coll_kind kind, int n);

@@ -41,17 +41,42 @@ static void ring_time(const rt_topology *t, const rt_coll_call *call, const rt_c
     if (t->coll.has_protocols) rt_coll_proto_fastest(t, sh, call->kind, RT_ALGO_RING, o);
 }
 
+/* Steps of the ring: 2(n-1) for AllReduce, n-1 for AllGather and ReduceScatter. */
+static int ring_steps(const rt_sg_call *c)
+{
+    return (c->kind == RT_COLL_ALLREDUCE ? 2 : 1) * (c->group.size - 1);
+}
+
+/* Step-wise: the buffer in C chunks, each through every step in order, pipelined as a
+ * wavefront: in round r every chunk c with 0 <= r - c < steps takes its step r - c, so there
+ * are steps + C - 1 rounds, each ending before the next starts. */
+static int ring_rounds(const rt_sg_call *c)
+{
+    return ring_steps(c) + (c->chunks > 1 ? c->chunks : 1) - 1;
+}
+
+/* The share of S a member sends in round R of the step-wise ring: chunk-steps active in the
+ * round, each S / (n C). */
+static double round_share(const rt_sg_call *c, int r)
+{
+    int chunks = c->chunks > 1 ? c->chunks : 1, steps = ring_steps(c);
+    int first = r - steps + 1 > 0 ? r - steps + 1 : 0, last = r < chunks - 1 ? r : chunks - 1;
+    return (last >= first ? last - first + 1 : 0) / ((double)c->group.size * chunks);
+}
+
 /* One channel per member of a node (one channel inside a single node). Channel ch enters
  * every node at its member ch and leaves from member ch - 1, so the channels spread the
  * inter-node hops over the node's devices (and NICs). Each member sends FACTOR x S /
  * channels to its successor in every channel, FACTOR = 2(n-1)/n for AllReduce, (n-1)/n
- * otherwise. A hop between nodes leaves through the sender's own NIC and stays on its rail
- * (NCCL builds rings that way, without PXN): it is sent to the device of the next node with
- * the sender's local index, and the last step into the successor is not charged. */
+ * otherwise (all steps at once), or the round's share (step-wise). A hop between nodes leaves
+ * through the sender's own NIC and stays on its rail (NCCL builds rings that way, without PXN): it
+ * is sent to the device of the next node with the sender's local index, and the last step into the
+ * successor is not charged. */
 static int ring_traffic(const rt_sg_call *c, const rt_sg_blocks *b, rt_sg_flowset *f)
 {
     int n = c->group.size, G = c->t->node.devices;
-    double factor = (c->kind == RT_COLL_ALLREDUCE ? 2.0 : 1.0) * (n - 1) / n;
+    double factor = c->round < 0 ? (c->kind == RT_COLL_ALLREDUCE ? 2.0 : 1.0) * (n - 1) / n
+                                 : round_share(c, c->round);
     int channels = 1;
     if (b->m > 1) {
         channels = rt_sg_block_len(b, 0);
@@ -88,5 +113,6 @@ const rt_coll_algo_def rt_coll_algo_ring = {
     .check = ring_check,
     .time = ring_time,
     .traffic = ring_traffic,
+    .rounds = ring_rounds,
     .busbw_factor = ring_busbw,
 };

@@ -247,6 +247,8 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
     rt_json_number(&j, "weight_s", sg->weight_s);
     rt_json_number(&j, "bandwidth_factor", sg->bandwidth_factor);
     rt_json_string(&j, "flows", x->pairs ? "pairs" : "links");
+    rt_json_string(&j, "collective_steps", rt_sg_steps_names[sg->collective_steps]);
+    rt_json_int(&j, "chunks", sg->chunks);
     rt_json_number(&j, "flows_simulated", (double)o->flows);
     rt_json_number(&j, "simulated_time_s", o->sim_time);
     rt_json_string(&j, "kernel_model",

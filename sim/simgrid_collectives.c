@@ -36,3 +36,9 @@ int rt_sg_collective_traffic(const rt_sg_call *c, rt_sg_flowset *f, const char *
     if (rc < 0) *why = "out of memory";
     return rc;
 }
+
+int rt_sg_collective_rounds(const rt_sg_call *c)
+{
+    const rt_coll_algo_def *a = rt_coll_algo_get(c->algo);
+    return c->group.size < 2 || !a || !a->rounds ? 1 : a->rounds(c);
+}

@@ -20,6 +20,8 @@ typedef struct rt_sg_call {
     int base; /* group base rank of the instance */
     rt_sg_cost_fn cost;
     void *ctx;
+    int round;  /* -1: every step in one round of concurrent flows; else this round */
+    int chunks; /* pipelined chunks of a step-wise algorithm (>= 1) */
 } rt_sg_call;
 
 /* Members of an instance are ranks in increasing order, so the members of one node are
@@ -45,7 +47,11 @@ static inline double rt_sg_size_of(const rt_sg_call *c, int rank)
     return c->cost(c->ctx, rank)->bytes;
 }
 
-/* Adds the instance's traffic to F. Returns 0, or -1 with *why set. */
+/* Adds the instance's traffic (of round c->round) to F. Returns 0, or -1 with *why set. */
 int rt_sg_collective_traffic(const rt_sg_call *c, rt_sg_flowset *f, const char **why);
+
+/* Dependent rounds the instance runs when step-wise: the algorithm's rounds(), 1 for an
+ * algorithm without (or a one-member group). */
+int rt_sg_collective_rounds(const rt_sg_call *c);
 
 #endif

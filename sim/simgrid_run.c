@@ -160,10 +160,11 @@ static double run_flows(sim *S)
     return lat;
 }
 
-/* The group instance's traffic as one round of concurrent flows, each paying its route's
- * latency in SimGrid (and the network model's latency factor and TCP-gamma cap); then what
- * the analytic model charges beyond that round's latency: the software base and the further
- * steps of a multi-step algorithm, which one bulk round does not see. */
+/* The group instance's traffic as one round of concurrent flows (or, step-wise, as the
+ * algorithm's dependent rounds), each flow paying its route's latency in SimGrid (and the
+ * network model's latency factor and TCP-gamma cap); then what the analytic model charges
+ * beyond the latency the rounds paid: the software base and the steps one bulk round does
+ * not see. */
 static void run_collective(sim *S, int op, int rank)
 {
     const rt_sg_job *job = S->job;
@@ -176,11 +177,10 @@ static void run_collective(sim *S, int op, int rank)
                        .group = o->group,
                        .base = base,
                        .cost = cost_of,
-                       .ctx = &ctx};
+                       .ctx = &ctx,
+                       .round = -1,
+                       .chunks = job->sg->chunks};
     const char *why = NULL;
-    rt_sg_flowset_clear(&S->flows);
-    if (rt_sg_collective_traffic(&call, &S->flows, &why) < 0 || rt_sg_flowset_finish(&S->flows) < 0)
-        sim_fail(S, why ? why : "out of memory for flows");
     const rt_op_cost *c = cost_of(&ctx, base);
     rt_coll_call model = {.kind = o->coll,
                           .algo = call.algo,
@@ -191,7 +191,20 @@ static void run_collective(sim *S, int op, int rank)
                           .recv = c->recv};
     rt_coll_time ct;
     if (rt_coll_model_time(job->t, &model, &ct, &why) < 0) sim_fail(S, why);
-    double paid = run_flows(S);
+    int rounds = 1;
+    if (job->sg->collective_steps == RT_SG_STEPS_STEPS) {
+        rounds = rt_sg_collective_rounds(&call);
+        call.round = rounds > 1 ? 0 : -1;
+    }
+    double paid = 0;
+    for (int r = 0; r < rounds; r++) {
+        if (call.round >= 0) call.round = r;
+        rt_sg_flowset_clear(&S->flows);
+        if (rt_sg_collective_traffic(&call, &S->flows, &why) < 0 ||
+            rt_sg_flowset_finish(&S->flows) < 0)
+            sim_fail(S, why ? why : "out of memory for flows");
+        paid += run_flows(S);
+    }
     if (ct.latency_s > paid) sg_actor_sleep_for(ct.latency_s - paid);
 }
 

@@ -19,6 +19,10 @@ typedef enum {
     RT_SG_FLOWS_COUNT
 } rt_sg_flows;
 
+/* How an algorithm with steps (the ring) becomes traffic: all steps as one round of
+ * concurrent flows carrying every step's bytes (bulk), or its steps as dependent rounds. */
+typedef enum { RT_SG_STEPS_BULK, RT_SG_STEPS_STEPS, RT_SG_STEPS_COUNT } rt_sg_steps;
+
 typedef struct rt_simgrid_settings {
     rt_sg_model model;
     double tcp_gamma; /* bytes */
@@ -28,10 +32,13 @@ typedef struct rt_simgrid_settings {
     rt_sg_flows flows;
     int pair_max_ranks;
     int links_top; /* rows of links.csv (most loaded first) */
+    rt_sg_steps collective_steps;
+    int chunks; /* pipelined chunks of a step-wise collective */
 } rt_simgrid_settings;
 
 extern const char *const rt_sg_model_names[];
 extern const char *const rt_sg_flows_names[];
+extern const char *const rt_sg_steps_names[];
 
 void rt_simgrid_settings_default(rt_simgrid_settings *sg);
 

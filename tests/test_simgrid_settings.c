@@ -96,6 +96,20 @@ static rt_graph *shared_port(void)
     return alltoallv(b);
 }
 
+/* A ring AllReduce of S per rank inside each node (group {0, 1} and {2, 3}). */
+static rt_graph *ring_pairs(double S)
+{
+    int reps[4] = {0, 1, 2, 3};
+    double w[4] = {1, 1, 1, 1};
+    rt_graph *g = rt_graph_new(4, 4, reps, w);
+    assert_non_null(g);
+    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLREDUCE, RT_ALGO_RING,
+                                     (rt_group){2, 1}, "c", NULL, 0);
+    for (int r = 0; r < 4; r++)
+        rt_graph_cost(g, op, r)->bytes = S;
+    return g;
+}
+
 /* Duration of the collective, and the links.csv rows when ROWS is given. */
 static double run(const rt_simgrid_settings *sg, rt_graph *g, int *rows)
 {
@@ -193,6 +207,25 @@ static void weight_s_flows_and_pair_max_ranks(void **state)
     assert_rel(run(&sg, shared_port(), NULL), weighted, 1e-9);
 }
 
+/* A ring AllReduce of two members: 2 steps of S/2 each way over NVLink, analytic latency
+ * 2 a_up + base. bulk: one round of S per flow, a_up paid, base added: S/B + 2 a_up + base.
+ * steps: 2 dependent rounds of S/2, each paying a_up: the same. steps with 4 chunks: 5
+ * rounds carrying 1, 2, 2, 2, 1 chunk-steps of S/8, each paying a_up (more than the analytic
+ * latency, so nothing is added): S/B + 5 a_up. */
+static void collective_steps_and_chunks(void **state)
+{
+    (void)state;
+    const double S = 1e9;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    double bulk = run(&sg, ring_pairs(S), NULL);
+    assert_rel(bulk, S / 100e9 + 2 * A_UP + BASE, 1e-6);
+    sg.collective_steps = RT_SG_STEPS_STEPS;
+    assert_rel(run(&sg, ring_pairs(S), NULL), bulk, 1e-9);
+    sg.chunks = 4;
+    assert_rel(run(&sg, ring_pairs(S), NULL), S / 100e9 + 5 * A_UP, 1e-6);
+}
+
 /* links.csv keeps the links_top most loaded link directions: the shared port loads 4
  * (nvlink-0 up, nvlink-1 down, nic-0-1 up, nic-1-1 down). */
 static void links_top(void **state)
@@ -217,6 +250,7 @@ int main(void)
         cmocka_unit_test(bandwidth_factor),
         cmocka_unit_test(weight_s_flows_and_pair_max_ranks),
         cmocka_unit_test(links_top),
+        cmocka_unit_test(collective_steps_and_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
