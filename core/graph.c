@@ -22,6 +22,7 @@ const char *const rt_role_names[] = {
     "shuffle_bwd", "intra_grad_a2a", "intra_ag", "permute_bwd",
     "input_h2d",
     "tm_fwd", "tm_bwd", "tm_allreduce", "tm_update",
+    "seq_pad", "seq_unpad",
     NULL};
 /* clang-format on */
 _Static_assert(sizeof rt_role_names / sizeof *rt_role_names == RT_ROLE_COUNT + 1,

@@ -93,6 +93,10 @@ typedef enum {
     RT_ROLE_TM_BWD,
     RT_ROLE_TM_ALLREDUCE, /* the module's parameter gradients summed inside the tower */
     RT_ROLE_TM_UPDATE,
+    /* workload.sequence_layout padded: the sequence embeddings into a batch x max-length
+     * layout before the dense layers, and their gradients back to the jagged rows after. */
+    RT_ROLE_SEQ_PAD,
+    RT_ROLE_SEQ_UNPAD,
     RT_ROLE_COUNT
 } rt_role;
 

@@ -37,6 +37,10 @@ typedef enum {
     RT_BALANCE_TOKEN_REALLOC,
     RT_BALANCE_COUNT
 } rt_balance;
+/* How sequence features reach the dense layers: jagged (real tokens only) or padded to the
+ * longest sequence of each rank's batch, the baseline the jagged operators of seeds 000 and
+ * 002 remove. */
+typedef enum { RT_SEQ_JAGGED, RT_SEQ_PADDED, RT_SEQ_LAYOUT_COUNT } rt_seq_layout;
 /* What to do with a plan whose per-device HBM exceeds the device (plans/memory.c). */
 typedef enum { RT_MEMORY_REFUSE, RT_MEMORY_WARN, RT_MEMORY_COUNT } rt_memory_policy;
 
@@ -73,6 +77,7 @@ typedef struct rt_workload_cfg {
     int has_seq_len; /* override sequence tables' lengths */
     rt_len_spec seq_len;
     int id_bytes; /* bytes per ID on the wire: 4 or 8 */
+    rt_seq_layout seq_layout;
 } rt_workload_cfg;
 
 typedef struct rt_scenario {
@@ -103,5 +108,6 @@ extern const char *const rt_allreduce_names[];
 extern const char *const rt_overlap_names[];
 extern const char *const rt_balance_names[];
 extern const char *const rt_memory_policy_names[];
+extern const char *const rt_seq_layout_names[];
 
 #endif
