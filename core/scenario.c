@@ -186,6 +186,8 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
             return -1;
         pc->dense_dtype = (rt_dtype)d;
         pc->embedding_dtype = (rt_dtype)em;
+        pc->embedding_dtype_set =
+            fy_node_mapping_lookup_by_string(prec, "embedding", FY_NT) != NULL;
         pc->comm_dtype = (rt_dtype)cm;
     }
     e = RT_AR_AUTO;

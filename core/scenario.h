@@ -51,7 +51,8 @@ typedef struct rt_plan_cfg {
     rt_sharding sharding;
     int column_shards;        /* column-wise: shards per table (0 = as many as fit dim/32) */
     rt_dtype dense_dtype;     /* dense compute precision */
-    rt_dtype embedding_dtype; /* table storage */
+    rt_dtype embedding_dtype; /* table storage (the first table's when not given) */
+    int embedding_dtype_set;  /* precision.embedding given: every table in embedding_dtype */
     rt_dtype comm_dtype;      /* embedding and gradient AlltoAll payload */
     rt_allreduce_algo dense_allreduce;
     rt_overlap overlap;
@@ -96,6 +97,13 @@ typedef struct rt_scenario {
  * on any error. */
 rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_sets, FILE *err);
 void rt_scenario_free(rt_scenario *s);
+
+/* Storage dtype of table T: each table's own `dtype` (seed 000 keeps hot tables in fp32 and
+ * cold ones in fp16), unless plan.precision.embedding sets one for all. */
+static inline rt_dtype rt_scenario_table_dtype(const rt_scenario *s, int t)
+{
+    return s->plan.embedding_dtype_set ? s->plan.embedding_dtype : s->model.tables[t].dtype;
+}
 
 static inline int rt_scenario_ranks(const rt_scenario *s)
 {
