@@ -238,6 +238,9 @@ const char *rt_graph_name(rt_graph *g, const char *name);
 uint64_t *rt_graph_peer_bytes(rt_graph *g, int n);
 /* Zeroed array of N pieces owned by the graph. */
 rt_piece *rt_graph_pieces(rt_graph *g, int n);
+/* Copies op OP_FROM's cost on rep R in FROM (per-peer arrays and pieces included) into op OP_TO
+ * of TO, whose arena then owns the copies; both ops have the same group. */
+void rt_graph_copy_cost(rt_graph *to, int op_to, const rt_graph *from, int op_from, int r);
 
 /* Group membership helpers. */
 static inline int rt_group_base(rt_group gr, int rank)

@@ -200,8 +200,9 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
 static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
 {
     int ov = RT_OVERLAP_SYNC, bal = RT_BALANCE_NONE, mem = RT_MEMORY_REFUSE;
-    int64_t target = 0;
-    if (rt_cfg_get_enum(c, p, "overlap", 0, rt_overlap_names, &ov) < 0 ||
+    int64_t target = 0, accum = 1;
+    if (rt_cfg_get_int(c, p, "grad_accum", 0, 1, 1 << 20, &accum) < 0 ||
+        rt_cfg_get_enum(c, p, "overlap", 0, rt_overlap_names, &ov) < 0 ||
         rt_cfg_get_enum(c, p, "balance", 0, rt_balance_names, &bal) < 0 ||
         rt_cfg_get_int(c, p, "token_target", 0, 0, INT64_MAX, &target) < 0 ||
         rt_cfg_get_enum(c, p, "memory", 0, rt_memory_policy_names, &mem) < 0)
@@ -210,6 +211,7 @@ static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
     pc->balance = (rt_balance)bal;
     pc->token_target = target;
     pc->memory = (rt_memory_policy)mem;
+    pc->grad_accum = (int)accum;
     pc->node = p;
     pc->cfg = c;
     return 0;
@@ -249,6 +251,19 @@ static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
                      "%s balances jagged sequences, but model '%s' has none (seq_len 0); "
                      "allowed: none",
                      rt_balance_names[p->balance], s->model.name);
+        return -1;
+    }
+    struct fy_node *ga = fy_node_mapping_lookup_by_string(plan, "grad_accum", FY_NT);
+    if (p->grad_accum > s->workload.batch_per_rank) {
+        rt_cfg_error(c, ga, "%d micro-batches of a %d-sample batch; allowed: 1..%d", p->grad_accum,
+                     s->workload.batch_per_rank, s->workload.batch_per_rank);
+        return -1;
+    }
+    if (p->grad_accum > 1 && p->overlap != RT_OVERLAP_SYNC) {
+        rt_cfg_error(c, ga,
+                     "gradient accumulation runs its micro-batches in one step, overlap %s runs "
+                     "steps into each other; allowed: grad_accum 1 with overlap, or overlap: sync",
+                     rt_overlap_names[p->overlap]);
         return -1;
     }
     if (s->workload.seq_layout == RT_SEQ_PADDED && !s->model.seq_len) {

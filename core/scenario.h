@@ -59,6 +59,7 @@ typedef struct rt_plan_cfg {
     rt_balance balance;
     int64_t token_target; /* balance: tokens per rank (0 = the mean over ranks) */
     rt_memory_policy memory;
+    int grad_accum;       /* micro-batches per optimizer step (plans/accumulate.h); 1: none */
     struct fy_node *node; /* the plan mapping, for plan-specific keys */
     struct rt_cfg *cfg;   /* the document that node belongs to */
 } rt_plan_cfg;

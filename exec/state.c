@@ -75,6 +75,13 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
 static int check_executable(const rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
+    if (s->plan.grad_accum > 1) {
+        fprintf(err,
+                "exec: plan.grad_accum %d: gradient accumulation is simulated only (rectwin "
+                "sim); rectwin-exec trains one batch per step; allowed: grad_accum 1\n",
+                s->plan.grad_accum);
+        return -1;
+    }
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,

@@ -229,13 +229,47 @@ double rt_plan_weights_memory(const rt_scenario *s)
            ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4);
 }
 
+/* Sum of P over samples [lo, hi) of rep r as the layers run them (padded: each as long as the
+ * longest of the range). */
+static double range_sum(const rt_scenario *s, const rt_workload *w, int r, rt_poly p, int lo,
+                        int hi, int padded)
+{
+    if (!s->model.seq_len) return (hi - lo) * rt_poly_eval(p, 1);
+    double t = 0, mx = 0;
+    for (int i = lo; i < hi; i++) {
+        double L = rt_plan_sample_tokens(s, w, r, i);
+        t += rt_poly_eval(p, L);
+        mx = L > mx ? L : mx;
+    }
+    return padded ? (hi - lo) * rt_poly_eval(p, mx) : t;
+}
+
+/* The most P over the micro-batches of rep r's batch (plans/accumulate.h: plan.grad_accum
+ * slices it into k, and one micro-batch's activations live at a time); the whole batch when
+ * k is 1. */
+static double micro_max(const rt_scenario *s, const rt_workload *w, int r, rt_poly p, int padded)
+{
+    int n = rt_plan_rep_batch(w, r), k = s->plan.grad_accum > 1 ? s->plan.grad_accum : 1;
+    double mx = 0;
+    for (int m = 0; m < k; m++) {
+        double v =
+            range_sum(s, w, r, p, (int)((long)n * m / k), (int)((long)n * (m + 1) / k), padded);
+        mx = v > mx ? v : mx;
+    }
+    return mx;
+}
+
 /* Padded, the layers keep the padded tokens' activations and the padded input block. */
 double rt_plan_activation_memory(const rt_scenario *s, const rt_workload *w, int r)
 {
-    double act = exec_sum(s, w, r, s->model.act_bytes);
-    if (!rt_plan_padded_len(s, w, r)) return act;
-    return act + exec_sum(s, w, r, output_tokens(s)) * token_width(&s->model) *
-                     (double)rt_dtype_bytes(s->plan.dense_dtype);
+    rt_poly p = s->model.act_bytes;
+    int padded = s->workload.seq_layout == RT_SEQ_PADDED;
+    if (padded) {
+        double blk = token_width(&s->model) * (double)rt_dtype_bytes(s->plan.dense_dtype);
+        for (int i = 0; i < 3; i++)
+            p.c[i] += blk * output_tokens(s).c[i];
+    }
+    return micro_max(s, w, r, p, padded);
 }
 
 double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int r)
@@ -245,7 +279,7 @@ double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int 
      * and their fp32 logits for the backward: the HBM TurboGR's negative-sampling section is
      * about. */
     int dm = s->model.n_tables ? s->model.tables[0].dim : 1;
-    double outs = batch_sum(s, w, r, output_tokens(s));
+    double outs = micro_max(s, w, r, output_tokens(s), 0); /* real tokens, padded or not */
     return outs * s->model.negatives * (dm * (double)rt_dtype_bytes(s->plan.dense_dtype) + 4);
 }
 
