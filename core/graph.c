@@ -22,6 +22,7 @@ const char *const rt_role_names[] = {
     "shuffle_bwd", "intra_grad_a2a", "intra_ag", "permute_bwd",
     "input_h2d",
     "tm_fwd", "tm_bwd", "tm_allreduce", "tm_update",
+    "seq_pad", "seq_unpad",
     NULL};
 /* clang-format on */
 _Static_assert(sizeof rt_role_names / sizeof *rt_role_names == RT_ROLE_COUNT + 1,
@@ -225,4 +226,21 @@ int rt_graph_add_unit(rt_graph *g, const rt_graph_unit *u)
     c->kunit_of = dup_array(u->kunit_of, u->kunit_of ? (size_t)u->n_features : 0, sizeof(int));
     c->tower_of = dup_array(u->tower_of, u->tower_of ? (size_t)u->n_tables : 0, sizeof(int));
     return g->n_units++;
+}
+
+void rt_graph_copy_cost(rt_graph *to, int op_to, const rt_graph *from, int op_from, int r)
+{
+    const rt_op_cost *c = rt_graph_cost(from, op_from, r);
+    rt_op_cost *d = rt_graph_cost(to, op_to, r);
+    d->flops = c->flops, d->bytes = c->bytes, d->recv_bytes = c->recv_bytes;
+    int n = from->ops[op_from].group.size;
+    if (c->send)
+        d->send = memcpy(rt_graph_peer_bytes(to, n), c->send, sizeof(uint64_t) * (size_t)n);
+    if (c->recv)
+        d->recv = memcpy(rt_graph_peer_bytes(to, n), c->recv, sizeof(uint64_t) * (size_t)n);
+    if (c->n_pieces) {
+        d->pieces = memcpy(rt_graph_pieces(to, c->n_pieces), c->pieces,
+                           sizeof(rt_piece) * (size_t)c->n_pieces);
+        d->n_pieces = c->n_pieces;
+    }
 }

@@ -93,6 +93,10 @@ typedef enum {
     RT_ROLE_TM_BWD,
     RT_ROLE_TM_ALLREDUCE, /* the module's parameter gradients summed inside the tower */
     RT_ROLE_TM_UPDATE,
+    /* workload.sequence_layout padded: the sequence embeddings into a batch x max-length
+     * layout before the dense layers, and their gradients back to the jagged rows after. */
+    RT_ROLE_SEQ_PAD,
+    RT_ROLE_SEQ_UNPAD,
     RT_ROLE_COUNT
 } rt_role;
 
@@ -234,6 +238,9 @@ const char *rt_graph_name(rt_graph *g, const char *name);
 uint64_t *rt_graph_peer_bytes(rt_graph *g, int n);
 /* Zeroed array of N pieces owned by the graph. */
 rt_piece *rt_graph_pieces(rt_graph *g, int n);
+/* Copies op OP_FROM's cost on rep R in FROM (per-peer arrays and pieces included) into op OP_TO
+ * of TO, whose arena then owns the copies; both ops have the same group. */
+void rt_graph_copy_cost(rt_graph *to, int op_to, const rt_graph *from, int op_from, int r);
 
 /* Group membership helpers. */
 static inline int rt_group_base(rt_group gr, int rank)

@@ -13,13 +13,13 @@ const char *const rt_allreduce_names[] = {"auto", "ring", "tree", "hierarchical"
 const char *const rt_overlap_names[] = {"sync", "pipeline", "semi_async", NULL};
 const char *const rt_balance_names[] = {"none", "dynamic_batching", "token_realloc", NULL};
 const char *const rt_memory_policy_names[] = {"refuse", "warn", NULL};
+const char *const rt_seq_layout_names[] = {"jagged", "padded", NULL};
 
 static const char *const scenario_keys[] = {"name", "description", "model", "topology",
                                             "plan", "workload",    NULL};
 static const char *const workload_keys[] = {
-    "batch_per_rank",  "global_batch", "seed",     "iterations", "mode",
-    "exact_max_ranks", "reps",         "id_bytes", "ids",        "pooling",
-    "seq_len",         "warmup",       NULL};
+    "batch_per_rank", "global_batch", "seed",    "iterations", "mode",   "exact_max_ranks", "reps",
+    "id_bytes",       "ids",          "pooling", "seq_len",    "warmup", "sequence_layout", NULL};
 static const char *const precision_keys[] = {"dense", "embedding", "comm", NULL};
 
 /* A file named in DOC: relative to DOC's directory first, then to the working directory. */
@@ -86,7 +86,7 @@ static int load_section(rt_scenario *s, rt_cfg *sc, struct fy_node *section, con
 
 static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int ranks)
 {
-    int ok = 1, mode = RT_MODE_AUTO;
+    int ok = 1, mode = RT_MODE_AUTO, layout = RT_SEQ_JAGGED;
     int64_t b = 0, gb = 0, seed = 1, iters = 1, warmup = 2, emax = 256, reps = 8, idb = 8;
     if (rt_cfg_check_keys(c, w, workload_keys)) return -1;
     int has_b = rt_cfg_get_int(c, w, "batch_per_rank", 0, 1, 1 << 24, &b);
@@ -116,7 +116,8 @@ static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int
         rt_cfg_get_enum(c, w, "mode", 0, rt_workload_mode_names, &mode) < 0 ||
         rt_cfg_get_int(c, w, "exact_max_ranks", 0, 1, 1 << 20, &emax) < 0 ||
         rt_cfg_get_int(c, w, "reps", 0, 1, 1024, &reps) < 0 ||
-        rt_cfg_get_int(c, w, "id_bytes", 0, 4, 8, &idb) < 0)
+        rt_cfg_get_int(c, w, "id_bytes", 0, 4, 8, &idb) < 0 ||
+        rt_cfg_get_enum(c, w, "sequence_layout", 0, rt_seq_layout_names, &layout) < 0)
         return -1;
     if (idb != 4 && idb != 8) {
         rt_cfg_error(c, fy_node_mapping_lookup_by_string(w, "id_bytes", FY_NT),
@@ -131,6 +132,7 @@ static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int
     wl->exact_max_ranks = (int)emax;
     wl->reps = (int)reps;
     wl->id_bytes = (int)idb;
+    wl->seq_layout = (rt_seq_layout)layout;
     struct fy_node *ids = rt_cfg_get_map(c, w, "ids", 0, &ok);
     if (!ok) return -1;
     if (ids) {
@@ -184,6 +186,8 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
             return -1;
         pc->dense_dtype = (rt_dtype)d;
         pc->embedding_dtype = (rt_dtype)em;
+        pc->embedding_dtype_set =
+            fy_node_mapping_lookup_by_string(prec, "embedding", FY_NT) != NULL;
         pc->comm_dtype = (rt_dtype)cm;
     }
     e = RT_AR_AUTO;
@@ -196,8 +200,9 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
 static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
 {
     int ov = RT_OVERLAP_SYNC, bal = RT_BALANCE_NONE, mem = RT_MEMORY_REFUSE;
-    int64_t target = 0;
-    if (rt_cfg_get_enum(c, p, "overlap", 0, rt_overlap_names, &ov) < 0 ||
+    int64_t target = 0, accum = 1;
+    if (rt_cfg_get_int(c, p, "grad_accum", 0, 1, 1 << 20, &accum) < 0 ||
+        rt_cfg_get_enum(c, p, "overlap", 0, rt_overlap_names, &ov) < 0 ||
         rt_cfg_get_enum(c, p, "balance", 0, rt_balance_names, &bal) < 0 ||
         rt_cfg_get_int(c, p, "token_target", 0, 0, INT64_MAX, &target) < 0 ||
         rt_cfg_get_enum(c, p, "memory", 0, rt_memory_policy_names, &mem) < 0)
@@ -206,6 +211,7 @@ static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
     pc->balance = (rt_balance)bal;
     pc->token_target = target;
     pc->memory = (rt_memory_policy)mem;
+    pc->grad_accum = (int)accum;
     pc->node = p;
     pc->cfg = c;
     return 0;
@@ -245,6 +251,27 @@ static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
                      "%s balances jagged sequences, but model '%s' has none (seq_len 0); "
                      "allowed: none",
                      rt_balance_names[p->balance], s->model.name);
+        return -1;
+    }
+    struct fy_node *ga = fy_node_mapping_lookup_by_string(plan, "grad_accum", FY_NT);
+    if (p->grad_accum > s->workload.batch_per_rank) {
+        rt_cfg_error(c, ga, "%d micro-batches of a %d-sample batch; allowed: 1..%d", p->grad_accum,
+                     s->workload.batch_per_rank, s->workload.batch_per_rank);
+        return -1;
+    }
+    if (p->grad_accum > 1 && p->overlap != RT_OVERLAP_SYNC) {
+        rt_cfg_error(c, ga,
+                     "gradient accumulation runs its micro-batches in one step, overlap %s runs "
+                     "steps into each other; allowed: grad_accum 1 with overlap, or overlap: sync",
+                     rt_overlap_names[p->overlap]);
+        return -1;
+    }
+    if (s->workload.seq_layout == RT_SEQ_PADDED && !s->model.seq_len) {
+        struct fy_node *wl = fy_node_mapping_lookup_by_string(root, "workload", FY_NT);
+        rt_cfg_error(c, fy_node_mapping_lookup_by_string(wl, "sequence_layout", FY_NT),
+                     "padded pads sequence features, but model '%s' has none (seq_len 0); "
+                     "allowed: jagged",
+                     s->model.name);
         return -1;
     }
     if (p->token_target && p->balance != RT_BALANCE_DYNAMIC_BATCHING) {

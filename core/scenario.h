@@ -37,6 +37,10 @@ typedef enum {
     RT_BALANCE_TOKEN_REALLOC,
     RT_BALANCE_COUNT
 } rt_balance;
+/* How sequence features reach the dense layers: jagged (real tokens only) or padded to the
+ * longest sequence of each rank's batch, the baseline the jagged operators of seeds 000 and
+ * 002 remove. */
+typedef enum { RT_SEQ_JAGGED, RT_SEQ_PADDED, RT_SEQ_LAYOUT_COUNT } rt_seq_layout;
 /* What to do with a plan whose per-device HBM exceeds the device (plans/memory.c). */
 typedef enum { RT_MEMORY_REFUSE, RT_MEMORY_WARN, RT_MEMORY_COUNT } rt_memory_policy;
 
@@ -47,13 +51,15 @@ typedef struct rt_plan_cfg {
     rt_sharding sharding;
     int column_shards;        /* column-wise: shards per table (0 = as many as fit dim/32) */
     rt_dtype dense_dtype;     /* dense compute precision */
-    rt_dtype embedding_dtype; /* table storage */
+    rt_dtype embedding_dtype; /* table storage (the first table's when not given) */
+    int embedding_dtype_set;  /* precision.embedding given: every table in embedding_dtype */
     rt_dtype comm_dtype;      /* embedding and gradient AlltoAll payload */
     rt_allreduce_algo dense_allreduce;
     rt_overlap overlap;
     rt_balance balance;
     int64_t token_target; /* balance: tokens per rank (0 = the mean over ranks) */
     rt_memory_policy memory;
+    int grad_accum;       /* micro-batches per optimizer step (plans/accumulate.h); 1: none */
     struct fy_node *node; /* the plan mapping, for plan-specific keys */
     struct rt_cfg *cfg;   /* the document that node belongs to */
 } rt_plan_cfg;
@@ -73,6 +79,7 @@ typedef struct rt_workload_cfg {
     int has_seq_len; /* override sequence tables' lengths */
     rt_len_spec seq_len;
     int id_bytes; /* bytes per ID on the wire: 4 or 8 */
+    rt_seq_layout seq_layout;
 } rt_workload_cfg;
 
 typedef struct rt_scenario {
@@ -92,6 +99,13 @@ typedef struct rt_scenario {
 rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_sets, FILE *err);
 void rt_scenario_free(rt_scenario *s);
 
+/* Storage dtype of table T: each table's own `dtype` (seed 000 keeps hot tables in fp32 and
+ * cold ones in fp16), unless plan.precision.embedding sets one for all. */
+static inline rt_dtype rt_scenario_table_dtype(const rt_scenario *s, int t)
+{
+    return s->plan.embedding_dtype_set ? s->plan.embedding_dtype : s->model.tables[t].dtype;
+}
+
 static inline int rt_scenario_ranks(const rt_scenario *s)
 {
     return rt_topology_ranks(&s->topology);
@@ -103,5 +117,6 @@ extern const char *const rt_allreduce_names[];
 extern const char *const rt_overlap_names[];
 extern const char *const rt_balance_names[];
 extern const char *const rt_memory_policy_names[];
+extern const char *const rt_seq_layout_names[];
 
 #endif

@@ -1551,6 +1551,16 @@ void rt_dnet_free(rt_dnet *n)
 
 /* ---- iteration --------------------------------------------------------------------------- */
 
+/* Row of real token J (counted over real tokens only) in the layout of offsets H. */
+static int64_t real_token(const int64_t *h, const int64_t *valid, int B, int64_t j)
+{
+    for (int s = 0; valid && s < B; s++) {
+        if (j < valid[s]) return h[s] + j;
+        j -= valid[s];
+    }
+    return j;
+}
+
 /* The sequence tables' offsets: one set shared by all (checked), the token count, the
  * attention pairs, and the loss's per-iteration index maps. */
 static int set_sequences(rt_dnet *n, const rt_dnet_batch *b, FILE *err)
@@ -1571,14 +1581,19 @@ static int set_sequences(rt_dnet *n, const rt_dnet_batch *b, FILE *err)
         return fail(err, "%lld tokens in the batch, outside 0..%lld", (long long)h[B],
                     (long long)n->max_tokens);
     double pairs = 0;
-    int64_t nq = 0;
+    int64_t nq = 0, real = 0;
+    const int64_t *valid = b->h_valid;
     for (int s = 0; s < B; s++) {
-        int64_t len = h[s + 1] - h[s];
+        int64_t len = h[s + 1] - h[s], vl = valid ? valid[s] : len;
         if (len < 0) return fail(err, "decreasing sequence offsets at sample %d", s);
+        if (vl < 0 || vl > len)
+            return fail(err, "sample %d has %lld real tokens in %lld", s, (long long)vl,
+                        (long long)len);
         pairs += 0.5 * (double)len * (double)(len + 1);
+        real += vl;
         /* Queries: every token but the last of its sequence; the positive is the next one. */
         if (n->ssm)
-            for (int64_t i = h[s]; i + 1 < h[s + 1]; i++)
+            for (int64_t i = h[s]; i + 1 < h[s] + vl; i++)
                 n->h_idx[nq++] = i;
     }
     n->tokens = h[B];
@@ -1591,17 +1606,20 @@ static int set_sequences(rt_dnet *n, const rt_dnet_batch *b, FILE *err)
             n->h_idx[k]++;
         if (upload_i64(n, n->d_pidx, n->h_idx, nq, err)) return -1;
         /* Shared in-batch negatives: a fixed hash of (seed, k), so they move only with T. */
-        for (int64_t k = 0; k < n->nneg && n->tokens > 0; k++)
-            n->h_idx[k] = (int64_t)(rt_kmix64(n->seed ^ rt_kmix64(0x6e656773ULL + (uint64_t)k)) %
-                                    (uint64_t)n->tokens);
-        if (n->tokens > 0 && upload_i64(n, n->d_nidx, n->h_idx, n->nneg, err)) return -1;
+        for (int64_t k = 0; k < n->nneg && real > 0; k++)
+            n->h_idx[k] =
+                real_token(h, valid, B,
+                           (int64_t)(rt_kmix64(n->seed ^ rt_kmix64(0x6e656773ULL + (uint64_t)k)) %
+                                     (uint64_t)real));
+        if (real > 0 && upload_i64(n, n->d_nidx, n->h_idx, n->nneg, err)) return -1;
         return 0;
     }
     if (!n->d_last) return 0;
     for (int s = 0; s < B; s++) {
-        if (h[s + 1] == h[s])
+        int64_t vl = valid ? valid[s] : h[s + 1] - h[s];
+        if (vl == 0)
             return fail(err, "sample %d has no tokens, so no last token to score for bce", s);
-        n->h_idx[s] = h[s + 1] - 1;
+        n->h_idx[s] = h[s] + vl - 1;
     }
     return upload_i64(n, n->d_last, n->h_idx, B, err);
 }

@@ -35,6 +35,11 @@ typedef struct rt_dnet_batch {
      * same lengths: a token is one embedding of each. */
     const int64_t *const *offsets;
     const int64_t *const *h_offsets;
+    /* Host: the real tokens of each sample when the offsets are those of a padded layout
+     * (workload.sequence_layout padded: each sample's real tokens first, then padding); NULL
+     * when every token is real. The loss reads real tokens only, and causal attention never
+     * lets a real token see a later padded one, so padding changes the work, not the result. */
+    const int64_t *h_valid;
     const float *labels; /* CTR: batch labels in {0, 1}; unused by sampled softmax */
 } rt_dnet_batch;
 

@@ -20,6 +20,7 @@ static int hand_batch(rt_xexec *x, FILE *err)
                        .offsets = (const int64_t *const *)x->v.d_offsets,
                        .h_offsets = (const int64_t *const *)x->v.h_offsets,
                        .labels = x->v.d_labels};
+    rt_xpad_batch(x, &b);
     return rt_dnet_set_batch(x->net, &b, err);
 }
 

@@ -149,7 +149,8 @@ static double update_bytes(const rt_xexec *x, const rt_xunit *xu, int e, int fir
 {
     const rt_xentry *en = &xu->entries[e];
     const rt_table *tb = &x->s->model.tables[en->table];
-    double eb = (double)rt_dtype_bytes(x->s->plan.embedding_dtype), cb = (double)rt_xemb_cb(x);
+    double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(x->s, en->table));
+    double cb = (double)rt_xemb_cb(x);
     int cs = xu->u->sharding == RT_SHARD_COLUMN ? xu->u->col_shards : 1;
     double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2 / cs;
     double n = (double)xu->own_n[e], idb = x->s->workload.id_bytes;

@@ -426,9 +426,10 @@ static int lookup_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
 static double lookup_bytes(const rt_xexec *x, const rt_xunit *xu)
 {
     int E = xu->n_entries;
-    double eb = (double)rt_dtype_bytes(x->s->plan.embedding_dtype), in = 0, rows = 0, keys = 0;
+    double in = 0, rows = 0, keys = 0;
     for (int e = 0; e < E; e++) {
         if (!rt_xemb_served(xu, xu->k, e)) continue;
+        double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(x->s, xu->entries[e].table));
         double r = xu->u->dedup_owner ? (double)xu->s2[e].n_uniq : (double)xu->own_n[e];
         in += (double)xu->own_n[e], rows += r * xu->entries[e].width * eb;
         int first = 1; /* a feature's distinct keys count once over its column shards */

@@ -110,7 +110,7 @@ int rt_xtables_add(rt_xtables *ts, rt_xdev *d, const rt_scenario *s, int table, 
     memset(sh, 0, sizeof *sh);
     sh->table = table, sh->col0 = col0, sh->width = width, sh->row0 = row0, sh->rows = rows;
     sh->opt = rt_xtables_opt(s, table, 1).kind;
-    sh->t = (rt_ktable){NULL, (int64_t)rows, width, kdtype(s->plan.embedding_dtype)};
+    sh->t = (rt_ktable){NULL, (int64_t)rows, width, kdtype(rt_scenario_table_dtype(s, table))};
     size_t vb = (size_t)rows * (size_t)width * rt_kdtype_bytes(sh->t.dtype);
     if (!(sh->t.data = dev_alloc(d, vb, table, "values", err))) return -1;
     ts->n++; /* from here rt_xtables_free releases what was allocated */

@@ -156,7 +156,8 @@ typedef struct rt_xexec {
      * model whose pooled tables are the towers' outputs (emb_tower.c), as rt_tm_apply costs it.
      * x->v.emb and the embedding gradients are indexed by its tables. */
     const rt_model *net_model;
-    struct rt_xtm *tm; /* this rank's tower module, NULL without one */
+    struct rt_xtm *tm;   /* this rank's tower module, NULL without one */
+    struct rt_xpad *pad; /* workload.sequence_layout padded (seq_pad.c), NULL when jagged */
     /* The batch the running op works on: a copy of one of the slots, saved back after the op.
      * Sync plans have one batch in flight; overlap windows hold up to three. */
     rt_xslot v;
@@ -206,6 +207,13 @@ int rt_xemb_sync(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 /* Served entry E's gradient rows from every member, contiguous in bag order (own_grad[e]). */
 int rt_xemb_gather_grad(rt_xexec *x, rt_xunit *xu, int e, FILE *err);
 int rt_xdense_run(rt_xexec *x, int op, FILE *err);
+/* The padded sequence layout (seq_pad.c): SEQ_PAD and SEQ_UNPAD ops, and the padded inputs
+ * the dense net reads instead of the jagged ones (B unchanged when jagged). */
+typedef struct rt_xpad rt_xpad;
+int rt_xpad_open(rt_xexec *x, FILE *err);
+void rt_xpad_free(rt_xexec *x);
+int rt_xpad_run(rt_xexec *x, int op, FILE *err);
+int rt_xpad_batch(const rt_xexec *x, rt_dnet_batch *b);
 /* SPTT tower modules (emb_tower.c). open: before the slots and the dense net, sets net_model
  * (and tm when the graph has a tower module), refusing kinds it cannot run. */
 int rt_xtm_open(rt_xexec *x, FILE *err);

@@ -58,7 +58,10 @@ static int run_op(rt_xexec *x, int op, FILE *err)
         if (rt_xdense_run(x, op, err)) return -1;
         /* The next window's dense backward overwrites the gradients this batch's sparse
          * backward reads: keep a copy when batches overlap. */
-        return o->layer == 0 && x->n_slots > 1 ? rt_xexec_keep_grads(x, err) : 0;
+        return o->layer == 0 && x->n_slots > 1 && !x->pad ? rt_xexec_keep_grads(x, err) : 0;
+    case RT_ROLE_SEQ_PAD:
+    case RT_ROLE_SEQ_UNPAD:
+        return rt_xpad_run(x, op, err);
     default:
         return rt_xemb_run(x, op, err);
     }

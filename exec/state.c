@@ -75,6 +75,13 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
 static int check_executable(const rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
+    if (s->plan.grad_accum > 1) {
+        fprintf(err,
+                "exec: plan.grad_accum %d: gradient accumulation is simulated only (rectwin "
+                "sim); rectwin-exec trains one batch per step; allowed: grad_accum 1\n",
+                s->plan.grad_accum);
+        return -1;
+    }
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,
@@ -158,12 +165,13 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
     int max_batch = s->workload.batch_per_rank;
     if (s->plan.balance != RT_BALANCE_NONE) max_batch *= x->world;
     x->net = rt_dnet_new(x->net_model, d, max_batch, max_tokens, s->workload.seed, opt, err);
-    return x->net ? 0 : -1;
+    return x->net ? rt_xpad_open(x, err) : -1;
 }
 
 void rt_xexec_close(rt_xexec *x)
 {
     if (x->net) rt_dnet_free(x->net);
+    if (x->net_model) rt_xpad_free(x);
     rt_xemb_free(x);
     if (x->dev) rt_xtables_free(&x->tables, x->dev);
     if (x->s) rt_xexec_use(x, -1);

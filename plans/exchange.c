@@ -10,6 +10,8 @@ void rt_exchange_free(rt_exchange *x)
     free(x->n_ids), free(x->seq_back), free(x->row_bytes), free(x->upd_bytes);
     free(x->lens_to), free(x->pooled_out);
     free(x->uniq1), free(x->recv_ids), free(x->uniq2), free(x->rows_in), free(x->upd_in);
+    free(x->row_elems), free(x->elems_in);
+    x->row_elems = x->elems_in = NULL;
     x->n_ids = x->seq_back = x->lens_to = x->pooled_out = x->uniq1 = x->recv_ids = NULL;
     x->row_bytes = x->upd_bytes = x->uniq2 = x->rows_in = x->upd_in = NULL;
 }
@@ -57,7 +59,7 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
     const rt_table *tb = &s->model.tables[f];
     long base = (long)r * x->G;
     int per_row = tb->sequence || rt_dedup_stage1(x->dedup); /* one returned row per sent ID */
-    double tbytes = (double)rt_dtype_bytes(s->plan.embedding_dtype);
+    double tbytes = (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f));
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
     double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2; /* read + write */
     memset(cnt, 0, sizeof(uint64_t) * (size_t)x->G);
@@ -70,6 +72,7 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
         for (int q = 0; q < x->G; q++) {
             x->n_ids[base + q] += cnt[q];
             x->row_bytes[base + q] += (double)cnt[q] * row;
+            x->row_elems[base + q] += (double)cnt[q] * tb->dim;
             x->upd_bytes[base + q] += (double)cnt[q] * upd;
             x->seq_back[base + q] += cnt[q] * back;
             if (sent) sent[q] += (uint32_t)cnt[q];
@@ -83,6 +86,7 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
         long q = base + sm->owner[f * sm->col_shards + c];
         x->n_ids[q] += u;
         x->row_bytes[q] += n * width * tbytes;
+        x->row_elems[q] += n * width;
         x->upd_bytes[q] += n * (width * (2 * tbytes + cb) + state / sm->col_shards);
         if (per_row) x->seq_back[q] += u * (uint64_t)(width * cb);
         if (sent) sent[q - base] += (uint32_t)u;
@@ -209,7 +213,6 @@ static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     if (w->exact)
         for (int i = 0; i < n; i++)
             if (exact_owner_unique(x, w, i)) return -1;
-    double tbytes = (double)rt_dtype_bytes(s->plan.embedding_dtype);
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
     /* Owners of the same key range see the same estimate: remember the last one per feature. */
     double *memo_m = malloc(sizeof(double) * (size_t)(n ? n : 1)),
@@ -247,8 +250,9 @@ static int owner_side(rt_exchange *x, const rt_scenario *s, const rt_workload *w
             if (copies && x->uniq2[ri] * copies > (double)x->recv_ids[ri])
                 x->uniq2[ri] = (double)x->recv_ids[ri] / copies;
             double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2;
-            double u = x->uniq2[ri];
+            double u = x->uniq2[ri], tbytes = (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f));
             x->rows_in[r] += u * width * tbytes;
+            x->elems_in[r] += u * width;
             x->upd_in[r] += (double)x->recv_ids[ri] * shard_w * cb +
                             u * (width * 2 * tbytes + copies * state / x->shards->col_shards);
         }
@@ -272,6 +276,8 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     x->n_ids = calloc(rg, sizeof(uint64_t));
     x->seq_back = calloc(rg, sizeof(uint64_t));
     x->row_bytes = calloc(rg, sizeof(double));
+    x->row_elems = calloc(rg, sizeof(double));
+    x->elems_in = calloc((size_t)x->R, sizeof(double));
     x->upd_bytes = calloc(rg, sizeof(double));
     x->lens_to = calloc((size_t)x->G, sizeof(uint64_t));
     x->pooled_out = calloc((size_t)x->G, sizeof(uint64_t));
@@ -286,7 +292,8 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     uint32_t *sent = stage2 ? calloc(rn * (size_t)x->G, sizeof(uint32_t)) : NULL;
     if (!x->n_ids || !x->seq_back || !x->row_bytes || !x->upd_bytes || !x->lens_to ||
         !x->pooled_out || !x->uniq1 || !x->recv_ids || !x->uniq2 || !x->rows_in || !x->upd_in ||
-        !cnt || (rt_dedup_stage1(x->dedup) && !scratch) || (stage2 && !sent))
+        !x->row_elems || !x->elems_in || !cnt || (rt_dedup_stage1(x->dedup) && !scratch) ||
+        (stage2 && !sent))
         goto oom;
     per_owner_constants(x, s);
     for (int r = 0; r < x->R; r++)
@@ -480,7 +487,6 @@ static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenar
                               double in_ids, double out_bytes)
 {
     int n = x->n_features, idb = s->workload.id_bytes;
-    double eb = (double)rt_dtype_bytes(s->plan.embedding_dtype);
     double recv[n ? n : 1], uq[n ? n : 1], keys = 0;
     for (int i = 0; i < n; i++) {
         recv[i] = (double)x->recv_ids[(long)r * n + i];
@@ -492,7 +498,7 @@ static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenar
     /* Read each distinct key and row once; expand through the 4-byte inverse to every ID. */
     lk->bytes = keys * idb + 4 * in_ids + x->rows_in[r] + out_bytes;
     up->bytes = keys * idb + 4 * in_ids + x->upd_in[r];
-    up->flops = 4 * x->rows_in[r] / eb;
+    up->flops = 4 * x->elems_in[r];
 }
 
 /* KJT length bytes a sender with a batch of B samples sends member Q: a 4-byte length per
@@ -516,7 +522,7 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     ids->send = rt_graph_peer_bytes(g, G), ids->recv = rt_graph_peer_bytes(g, G);
     out->send = rt_graph_peer_bytes(g, G), out->recv = rt_graph_peer_bytes(g, G);
     if (cat) cat->send = rt_graph_peer_bytes(g, G), cat->recv = rt_graph_peer_bytes(g, G);
-    double in_ids = 0, rows = 0, upd = 0, sent_ids = 0;
+    double in_ids = 0, rows = 0, elems = 0, upd = 0, sent_ids = 0;
     for (int q = 0; q < G; q++) {
         /* Member q receives what its own representative sends to index k. */
         long from = (long)rt_exchange_rep_of(w, rt_group_member(x->group, rank, q)) * G + k;
@@ -531,6 +537,7 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
         out->recv[q] = x->pooled_out[q] * bm + x->seq_back[mine + q];
         in_ids += (double)x->n_ids[from];
         rows += x->row_bytes[from];
+        elems += x->row_elems[from];
         upd += x->upd_bytes[from];
         sent_ids += (double)x->n_ids[mine + q];
         ids->bytes += (double)ids->send[q], ids->recv_bytes += (double)ids->recv[q];
@@ -544,16 +551,15 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     grad->send = out->recv, grad->recv = out->send;
     grad->bytes = out->recv_bytes, grad->recv_bytes = out->bytes;
 
-    double eb = (double)rt_dtype_bytes(s->plan.embedding_dtype);
     /* Bucketize reads each ID and writes it with its permutation index. */
     rt_graph_cost(g, x->bucketize, r)->bytes = sent_ids * (idb + idb + 4);
     rt_op_cost *lk = rt_graph_cost(g, x->lookup, r);
     lk->bytes = in_ids * idb + rows + out->bytes;
-    lk->flops = rows / eb; /* one add per pooled element */
+    lk->flops = elems; /* one add per pooled element */
     rt_graph_cost(g, x->unpermute, r)->bytes = 2 * out->recv_bytes;
     rt_op_cost *up = rt_graph_cost(g, x->update, r);
     up->bytes = in_ids * idb + upd;
-    up->flops = 4 * rows / eb;
+    up->flops = 4 * elems;
     if (x->key_hash == RT_KEY_HASH_RECEIVER)
         rt_graph_cost(g, x->hash, r)->bytes = in_ids * (idb + 8);
     fill_sender(x, g, s, w, r, sent_ids);
@@ -571,7 +577,8 @@ double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scen
         double rows = (double)rt_shard_rows(x->shards, s, f, k);
         int width = rt_shard_dim(x->shards, s, f, k);
         int state = rt_optimizer_state_floats(tb->optimizer, width);
-        bytes += rows * (width * (double)rt_dtype_bytes(s->plan.embedding_dtype) + state * 4.0);
+        bytes +=
+            rows * (width * (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f)) + state * 4.0);
     }
     const rt_op_cost *ids = rt_graph_cost(g, x->ids_a2a, r), *out = rt_graph_cost(g, x->out_a2a, r);
     /* AlltoAll buffers live for the iteration: IDs sent and received, embeddings and their

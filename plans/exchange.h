@@ -47,6 +47,7 @@ typedef struct rt_exchange {
     uint64_t *n_ids;      /* IDs routed */
     uint64_t *seq_back;   /* sequence-embedding bytes member q returns */
     double *row_bytes;    /* table bytes member q reads for them */
+    double *row_elems;    /* their elements (tables may differ in dtype) */
     double *upd_bytes;    /* table + optimizer-state bytes member q updates */
     uint64_t *lens_to;    /* [q] KJT length bytes per sample every sender sends member q (with
                            * stage-1 dedup: per batch, one count per shard) */
@@ -56,6 +57,7 @@ typedef struct rt_exchange {
     uint64_t *recv_ids;       /* IDs received as owner (counting each column shard) */
     double *uniq2;            /* distinct keys looked up as owner (stage 2; exact or expected) */
     double *rows_in, *upd_in; /* [r] owner bytes read / updated with stage 2 */
+    double *elems_in;         /* [r] elements of rows_in */
 
     /* Op ids, filled by the add functions; unit: the exchange's rt_graph_unit. */
     int unit;

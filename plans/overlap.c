@@ -185,23 +185,6 @@ static double input_bytes(const rt_scenario *s, const rt_workload *w, int r)
     return bytes + 4.0 * b * s->model.dense_features;
 }
 
-static void copy_cost(rt_graph *to, int op_to, const rt_graph *from, int op_from, int r)
-{
-    const rt_op_cost *c = rt_graph_cost(from, op_from, r);
-    rt_op_cost *d = rt_graph_cost(to, op_to, r);
-    d->flops = c->flops, d->bytes = c->bytes, d->recv_bytes = c->recv_bytes;
-    int n = from->ops[op_from].group.size;
-    if (c->send)
-        d->send = memcpy(rt_graph_peer_bytes(to, n), c->send, sizeof(uint64_t) * (size_t)n);
-    if (c->recv)
-        d->recv = memcpy(rt_graph_peer_bytes(to, n), c->recv, sizeof(uint64_t) * (size_t)n);
-    if (c->n_pieces) {
-        d->pieces = memcpy(rt_graph_pieces(to, c->n_pieces), c->pieces,
-                           sizeof(rt_piece) * (size_t)c->n_pieces);
-        d->n_pieces = c->n_pieces;
-    }
-}
-
 static rt_graph *window_graph(const rt_graph *g, const window *win, const int *order,
                               const rt_scenario *s, const rt_workload *w)
 {
@@ -244,12 +227,12 @@ static rt_graph *window_graph(const rt_graph *g, const window *win, const int *o
                     : rt_graph_add_collective(h, g->phases[op->phase], st, op->coll, op->algo,
                                               op->group, name, deps, nd);
         rt_graph_set_role(h, id[o], op->role, op->unit, op->layer);
-        h->ops[id[o]].batch_offset = win->cls[o] == CLS_F                  ? 1
-                                     : win->cls[o] == CLS_B && s->plan.overlap == RT_OVERLAP_SEMI_ASYNC
-                                         ? -1
-                                         : 0;
+        h->ops[id[o]].batch_offset =
+            win->cls[o] == CLS_F                                               ? 1
+            : win->cls[o] == CLS_B && s->plan.overlap == RT_OVERLAP_SEMI_ASYNC ? -1
+                                                                               : 0;
         for (int r = 0; r < h->n_reps; r++)
-            copy_cost(h, id[o], g, o, r);
+            rt_graph_copy_cost(h, id[o], g, o, r);
     }
     for (int u = 0; u < g->n_units; u++)
         rt_graph_add_unit(h, &g->units[u]);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "accumulate.h"
 #include "balance.h"
 #include "memory.h"
 #include "model_cost.h"
@@ -34,7 +35,7 @@ int rt_pipeline_run(rt_pipeline *p, const char *path, const char *const *sets, i
     /* Passes every plan gets: balancing moves samples before the graph exists; overlap
      * rewrites the plan's graph into its steady-state window; memory checks the result. */
     if (rt_balance_apply(s, p->workload, err)) return -1;
-    p->graph = plan->build(s, p->plan_opts, p->workload, err);
+    p->graph = rt_accumulate_build(plan, s, p->plan_opts, p->workload, err);
     if (!p->graph) return -1;
     if (rt_overlap_apply(&p->graph, s, p->workload, err)) return -1;
     p->build_s = rt_pipeline_now() - t0;

@@ -38,12 +38,53 @@ static double batch_sum(const rt_scenario *s, const rt_workload *w, int r, rt_po
     return t;
 }
 
+int rt_plan_padded_len(const rt_scenario *s, const rt_workload *w, int r)
+{
+    if (s->workload.seq_layout != RT_SEQ_PADDED) return 0;
+    int n = rt_plan_rep_batch(w, r);
+    double mx = 0;
+    for (int i = 0; i < n; i++) {
+        double t = rt_plan_sample_tokens(s, w, r, i);
+        mx = t > mx ? t : mx;
+    }
+    return (int)mx;
+}
+
+/* The same sum over the work the layers execute: padded, every sample is as long as the
+ * longest of the batch. */
+static double exec_sum(const rt_scenario *s, const rt_workload *w, int r, rt_poly p)
+{
+    int len = rt_plan_padded_len(s, w, r);
+    return len ? rt_plan_rep_batch(w, r) * rt_poly_eval(p, len) : batch_sum(s, w, r, p);
+}
+
+/* Width of a token: one embedding of every sequence table. */
+static double token_width(const rt_model *m)
+{
+    double wd = 0;
+    for (int t = 0; t < m->n_tables; t++)
+        wd += m->tables[t].sequence ? m->tables[t].dim : 0;
+    return wd;
+}
+
+static void add_pad(rt_graph *g, const rt_scenario *s, const int *after, int n_after,
+                    rt_dense_ops *d)
+{
+    d->pad = d->unpad = -1;
+    if (s->workload.seq_layout != RT_SEQ_PADDED) return;
+    d->pad = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_UNPERMUTE,
+                                 s->plan.dense_dtype, "seq_pad", after, n_after);
+    rt_graph_set_role(g, d->pad, RT_ROLE_SEQ_PAD, -1, -1);
+}
+
 void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int n_after,
                        rt_group group, rt_dense_ops *d)
 {
     const rt_model *m = &s->model;
     rt_dtype dt = s->plan.dense_dtype;
     int prev = -1;
+    add_pad(g, s, after, n_after, d);
+    if (d->pad >= 0) after = &d->pad, n_after = 1;
     d->first_fwd = g->n_ops;
     for (int l = 0; l < m->n_layers; l++) {
         /* Layers run in order; the first waits for every embedding the model consumes. */
@@ -66,6 +107,13 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
         rt_graph_set_role(g, prev, RT_ROLE_DENSE_BWD, -1, l);
     }
     d->last_bwd = prev;
+    if (d->pad >= 0) {
+        /* The embedding gradients leave in the jagged layout the exchanges expect. */
+        d->unpad = rt_graph_add_kernel(g, "dense.bwd", RT_STREAM_COMPUTE, RT_K_UNPERMUTE, dt,
+                                       "seq_unpad", &prev, 1);
+        rt_graph_set_role(g, d->unpad, RT_ROLE_SEQ_UNPAD, -1, -1);
+        d->last_bwd = d->unpad;
+    }
     rt_coll_algo algo =
         (rt_coll_algo[]){RT_ALGO_AUTO, RT_ALGO_RING, RT_ALGO_TREE, RT_ALGO_HIERARCHICAL,
                          RT_ALGO_NVLS}[s->plan.dense_allreduce];
@@ -75,12 +123,6 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
                                     RT_DT_FP32, "dense_optimizer", &d->allreduce, 1);
     rt_graph_set_role(g, d->allreduce, RT_ROLE_DENSE_ALLREDUCE, -1, -1);
     rt_graph_set_role(g, d->update, RT_ROLE_DENSE_UPDATE, -1, -1);
-}
-
-/* Causal (query, key) pairs of the rep's sequences: sum of L(L+1)/2. */
-static double batch_pairs(const rt_scenario *s, const rt_workload *w, int r)
-{
-    return s->model.seq_len ? batch_sum(s, w, r, (rt_poly){{0, 0.5, 0.5}}) : 0;
 }
 
 /* The launches of an op (models/layer_ops.h) into the graph's arena. */
@@ -97,9 +139,10 @@ static void fill_pieces(rt_graph *g, const rt_scenario *s, const rt_workload *w,
 {
     const rt_model *m = &s->model;
     double batch = rt_plan_rep_batch(w, r), tokens = batch_sum(s, w, r, output_tokens(s));
-    double pairs = batch_pairs(s, w, r);
+    double run_tokens = exec_sum(s, w, r, output_tokens(s));
+    double pairs = s->model.seq_len ? exec_sum(s, w, r, (rt_poly){{0, 0.5, 0.5}}) : 0;
     for (int l = 0; l < m->n_layers; l++) {
-        double rows = m->layers[l].per_token ? tokens : batch;
+        double rows = m->layers[l].per_token ? run_tokens : batch;
         for (int bwd = 0; bwd < 2; bwd++) {
             int op = bwd ? d->first_bwd + (m->n_layers - 1 - l) : d->first_fwd + l;
             int n = rt_layer_pieces(m, l, bwd, rows, pairs, NULL, 0);
@@ -116,6 +159,18 @@ static void fill_pieces(rt_graph *g, const rt_scenario *s, const rt_workload *w,
     set_pieces(g, rt_graph_cost(g, d->loss, r), n > 0 ? n : 0, loss);
 }
 
+/* Pad: read the real tokens, write the whole padded block (zeros included). Unpad: gather the
+ * real tokens' gradients out of the padded block. */
+static void fill_pad(rt_graph *g, const rt_scenario *s, const rt_workload *w, const rt_dense_ops *d,
+                     int r)
+{
+    double eb = (double)rt_dtype_bytes(s->plan.dense_dtype), wd = token_width(&s->model);
+    double real = batch_sum(s, w, r, output_tokens(s));
+    double padded = exec_sum(s, w, r, output_tokens(s));
+    rt_graph_cost(g, d->pad, r)->bytes = (real + padded) * wd * eb;
+    rt_graph_cost(g, d->unpad, r)->bytes = 2 * real * wd * eb;
+}
+
 void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
                         const rt_dense_ops *d, int r)
 {
@@ -126,13 +181,15 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
         rt_op_cost *f = rt_graph_cost(g, d->first_fwd + l, r);
         rt_op_cost *b = rt_graph_cost(g, d->first_bwd + (m->n_layers - 1 - l), r);
         /* Weights are read once per pass; the backward also writes their gradients. */
-        f->flops = batch_sum(s, w, r, ly->fwd_flops);
-        f->bytes = batch_sum(s, w, r, ly->fwd_bytes) + ly->params * eb;
-        b->flops = batch_sum(s, w, r, ly->bwd_flops);
-        b->bytes = batch_sum(s, w, r, ly->bwd_bytes) + 2 * ly->params * eb;
+        f->flops = exec_sum(s, w, r, ly->fwd_flops);
+        f->bytes = exec_sum(s, w, r, ly->fwd_bytes) + ly->params * eb;
+        b->flops = exec_sum(s, w, r, ly->bwd_flops);
+        b->bytes = exec_sum(s, w, r, ly->bwd_bytes) + 2 * ly->params * eb;
     }
-    /* BCE over one logit per sample (per token for sequence models): read logit and label,
-     * write the gradient. */
+    if (d->pad >= 0) fill_pad(g, s, w, d, r);
+    /* The loss reads real tokens only, padded or not (padded positions are masked). BCE over one
+     * logit per sample (per token for sequence models): read logit and label, write the gradient.
+     */
     rt_op_cost *loss = rt_graph_cost(g, d->loss, r);
     double outs = batch_sum(s, w, r, output_tokens(s));
     double neg = s->model.negatives > 0 ? s->model.negatives : 0;
@@ -172,9 +229,47 @@ double rt_plan_weights_memory(const rt_scenario *s)
            ((double)rt_dtype_bytes(s->plan.dense_dtype) + 4 * 4);
 }
 
+/* Sum of P over samples [lo, hi) of rep r as the layers run them (padded: each as long as the
+ * longest of the range). */
+static double range_sum(const rt_scenario *s, const rt_workload *w, int r, rt_poly p, int lo,
+                        int hi, int padded)
+{
+    if (!s->model.seq_len) return (hi - lo) * rt_poly_eval(p, 1);
+    double t = 0, mx = 0;
+    for (int i = lo; i < hi; i++) {
+        double L = rt_plan_sample_tokens(s, w, r, i);
+        t += rt_poly_eval(p, L);
+        mx = L > mx ? L : mx;
+    }
+    return padded ? (hi - lo) * rt_poly_eval(p, mx) : t;
+}
+
+/* The most P over the micro-batches of rep r's batch (plans/accumulate.h: plan.grad_accum
+ * slices it into k, and one micro-batch's activations live at a time); the whole batch when
+ * k is 1. */
+static double micro_max(const rt_scenario *s, const rt_workload *w, int r, rt_poly p, int padded)
+{
+    int n = rt_plan_rep_batch(w, r), k = s->plan.grad_accum > 1 ? s->plan.grad_accum : 1;
+    double mx = 0;
+    for (int m = 0; m < k; m++) {
+        double v =
+            range_sum(s, w, r, p, (int)((long)n * m / k), (int)((long)n * (m + 1) / k), padded);
+        mx = v > mx ? v : mx;
+    }
+    return mx;
+}
+
+/* Padded, the layers keep the padded tokens' activations and the padded input block. */
 double rt_plan_activation_memory(const rt_scenario *s, const rt_workload *w, int r)
 {
-    return batch_sum(s, w, r, s->model.act_bytes);
+    rt_poly p = s->model.act_bytes;
+    int padded = s->workload.seq_layout == RT_SEQ_PADDED;
+    if (padded) {
+        double blk = token_width(&s->model) * (double)rt_dtype_bytes(s->plan.dense_dtype);
+        for (int i = 0; i < 3; i++)
+            p.c[i] += blk * output_tokens(s).c[i];
+    }
+    return micro_max(s, w, r, p, padded);
 }
 
 double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int r)
@@ -184,7 +279,7 @@ double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int 
      * and their fp32 logits for the backward: the HBM TurboGR's negative-sampling section is
      * about. */
     int dm = s->model.n_tables ? s->model.tables[0].dim : 1;
-    double outs = batch_sum(s, w, r, output_tokens(s));
+    double outs = micro_max(s, w, r, output_tokens(s), 0); /* real tokens, padded or not */
     return outs * s->model.negatives * (dm * (double)rt_dtype_bytes(s->plan.dense_dtype) + 4);
 }
 

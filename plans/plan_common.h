@@ -13,6 +13,7 @@ typedef struct rt_dense_ops {
     int first_bwd, last_bwd; /* backward, in reverse layer order */
     int allreduce;
     int update;
+    int pad, unpad; /* workload.sequence_layout padded: the layout conversions; -1: jagged */
 } rt_dense_ops;
 
 /* Adds forward kernels after the N_AFTER ops AFTER, the loss, backward kernels, the dense
@@ -29,7 +30,11 @@ int rt_plan_rep_batch(const rt_workload *w, int r);
 /* Tokens of sample i on rep r (sum of its sequence lengths; 1 for non-sequence models). */
 double rt_plan_sample_tokens(const rt_scenario *s, const rt_workload *w, int r, int i);
 
-/* Dense FLOPs (forward + backward) of rep r's batch. */
+/* The length rep r's sequences are padded to: the longest of its batch under
+ * workload.sequence_layout padded, 0 when jagged. */
+int rt_plan_padded_len(const rt_scenario *s, const rt_workload *w, int r);
+
+/* Useful dense FLOPs (forward + backward) of rep r's batch: real tokens only, padded or not. */
 double rt_plan_dense_flops(const rt_scenario *s, const rt_workload *w, int r);
 /* Sets g->model_flops: the useful dense FLOPs of one iteration over all ranks. */
 void rt_plan_set_model_flops(rt_graph *g, const rt_scenario *s, const rt_workload *w);

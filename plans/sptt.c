@@ -150,6 +150,16 @@ static int sptt_configure(const rt_scenario *s, void **opts)
                      o->n_towers, H, (int)k, F, (H + F - 1) / F);
         return -1;
     }
+    /* The tower transform prices a lookup's elements from its bytes in one storage dtype. */
+    for (int t = 1; t < F; t++)
+        if (rt_scenario_table_dtype(s, t) != rt_scenario_table_dtype(s, 0)) {
+            rt_cfg_error(c, node,
+                         "sptt prices one embedding dtype, but table '%s' is %s and '%s' %s; "
+                         "allowed: tables of one dtype, or plan.precision.embedding",
+                         s->model.tables[t].name, rt_dtype_name(rt_scenario_table_dtype(s, t)),
+                         s->model.tables[0].name, rt_dtype_name(rt_scenario_table_dtype(s, 0)));
+            return -1;
+        }
     struct fy_node *towers = rt_cfg_get_map(c, node, "towers", 0, &ok);
     if (!ok || parse_towers(s, towers, o)) return -1;
     struct fy_node *tm = rt_cfg_get_map(c, node, "tower_module", 0, &ok);
@@ -222,7 +232,7 @@ static void route_feature(sptt *x, const rt_scenario *s, int f, const rt_feature
     const rt_shard_map *sm = &x->maps[t];
     const rt_table *tb = &s->model.tables[f];
     long base = (long)r * x->N + (long)t * x->D;
-    double eb = (double)rt_dtype_bytes(s->plan.embedding_dtype);
+    double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(s, 0));
     double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
     double state = rt_optimizer_state_floats(tb->optimizer, tb->dim) * 4.0 * 2; /* read + write */
     if (tb->sequence) x->seq_tower[(long)r * x->T + t] += fb->n_ids * (uint64_t)(tb->dim * cb);
@@ -407,7 +417,7 @@ static double fill(const sptt *x, rt_graph *g, const rt_scenario *s, const rt_wo
 {
     int N = x->N, D = x->D, T = x->T, p = w->rep_rank[r], t = p / D, j = p % D;
     uint64_t idb = (uint64_t)s->workload.id_bytes, b = (uint64_t)s->workload.batch_per_rank;
-    double eb = (double)rt_dtype_bytes(s->plan.embedding_dtype),
+    double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(s, 0)),
            db = (double)rt_dtype_bytes(s->plan.dense_dtype);
     long mine = (long)r * N;
     /* (a) */
@@ -500,7 +510,8 @@ static double table_memory(const sptt *x, const rt_scenario *s, int p)
         double rows = (double)rt_shard_rows(&x->maps[t], s, f, p % x->D);
         int width = rt_shard_dim(&x->maps[t], s, f, p % x->D);
         int state = rt_optimizer_state_floats(s->model.tables[f].optimizer, width);
-        bytes += rows * (width * (double)rt_dtype_bytes(s->plan.embedding_dtype) + state * 4.0);
+        bytes +=
+            rows * (width * (double)rt_dtype_bytes(rt_scenario_table_dtype(s, 0)) + state * 4.0);
     }
     return bytes + (x->o->tm.kind != RT_TM_NONE ? x->tm[t].params * 4 * 4 : 0);
 }

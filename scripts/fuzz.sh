@@ -4,9 +4,12 @@
 # non-zero on any crash, hang (-timeout), out-of-memory (-rss_limit_mb), leak or sanitizer
 # report; the input that caused it is kept under $BUILD_DIR/artifacts/.
 #
-#   scripts/fuzz.sh [--seconds S | --runs N] [--targets "scenario graph"] [--log DIR]
+#   scripts/fuzz.sh [--seconds S | --runs N] [--seed N] [--targets "scenario graph"] [--log DIR]
 #
-# CI runs it with --seconds 60 (scripts/test.sh). Environment: BUILD_DIR (build/fuzz),
+# CI runs a fixed number of executions per target from a fixed seed (scripts/test.sh), so a
+# CI finding is reproduced by the same command anywhere and an unrelated commit never fails
+# on a new random draw; campaigns use --seconds and a random seed.
+# Environment: BUILD_DIR (build/fuzz),
 # SANITIZE (address,undefined; "undefined" alone runs about 5x faster, for long campaigns).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,13 +18,15 @@ sanitize=${SANITIZE-address,undefined}
 limit=(-max_total_time=60)
 targets="scenario graph"
 log=""
+seed=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
+    --seed) seed=(-seed="$2"); shift 2 ;;
     --targets) targets=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
-    *) echo "fuzz.sh: unknown argument '$1'; allowed: --seconds S, --runs N, --targets LIST, --log DIR" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown argument '$1'; allowed: --seconds S, --runs N, --seed N, --targets LIST, --log DIR" >&2; exit 2 ;;
   esac
 done
 command -v clang >/dev/null || { echo "fuzz.sh: clang not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
@@ -46,7 +51,7 @@ for t in $targets; do
   out=${out:-$build/fuzz-$t.log}
   echo "fuzz.sh: $t (${limit[*]}, sanitize=${sanitize:-none}) -> $out"
   rc=0
-  "$build/tests/fuzz/fuzz_${t}_libfuzzer" "$work" tests/fuzz/regressions/"$t" "${limit[@]}" \
+  "$build/tests/fuzz/fuzz_${t}_libfuzzer" "$work" tests/fuzz/regressions/"$t" "${limit[@]}" ${seed[@]+"${seed[@]}"} \
     -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$t-" >"$out" 2>&1 || rc=$?
   grep -E '^#[0-9]+\s+DONE|stat::number_of_executed_units|SUMMARY|ERROR' "$out" || true
