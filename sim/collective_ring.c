@@ -96,8 +96,8 @@ static int ring_traffic(const rt_sg_call *c, const rt_sg_blocks *b, rt_sg_flowse
                     to = rt_sg_member(c, b->first[nb] + ch % rt_sg_block_len(b, nb));
                 }
                 double bytes = factor * rt_sg_size_of(c, from) / channels;
-                if (to / G != from / G) to = to / G * G + from % G;
-                if (rt_sg_flowset_add_pair(f, from, to, bytes) < 0) return -1;
+                int dev = to / G != from / G ? to / G * G + from % G : to;
+                if (rt_sg_flowset_add_pair_to(f, from, dev, to, ch, bytes) < 0) return -1;
             }
         }
     return 0;

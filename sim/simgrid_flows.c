@@ -42,6 +42,7 @@ static rt_sg_flow *new_flow(rt_sg_flowset *f)
     }
     rt_sg_flow *fl = &f->flows[f->n_flows++];
     memset(fl, 0, sizeof *fl);
+    fl->sender = fl->receiver = -1;
     return fl;
 }
 
@@ -70,6 +71,12 @@ int rt_sg_flowset_add_segment(rt_sg_flowset *f, int seg, double bytes)
 
 int rt_sg_flowset_add_pair(rt_sg_flowset *f, int src, int dst, double bytes)
 {
+    return rt_sg_flowset_add_pair_to(f, src, dst, dst, 0, bytes);
+}
+
+int rt_sg_flowset_add_pair_to(rt_sg_flowset *f, int src, int dst, int receiver, int lane,
+                              double bytes)
+{
     int segs[RT_PLATFORM_MAX_PATH];
     if (!(bytes > 0) || src == dst) return 0;
     int n = rt_platform_path(f->p, src, dst, segs);
@@ -85,6 +92,9 @@ int rt_sg_flowset_add_pair(rt_sg_flowset *f, int src, int dst, double bytes)
         append_segment(f->p, fl, segs[i], &s, &d);
     fl->src_host = rt_platform_gpu(f->p, src);
     fl->dst_host = rt_platform_gpu(f->p, dst);
+    fl->sender = src;
+    fl->receiver = receiver;
+    fl->lane = lane;
     fl->bytes = bytes;
     return 0;
 }

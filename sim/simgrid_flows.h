@@ -16,6 +16,8 @@
 
 typedef struct rt_sg_flow {
     int src_host, dst_host;
+    int sender, receiver; /* pairs mode: the ranks that send and (logically) receive; else -1 */
+    int lane;             /* independent sequence of steps (a ring's channel), 0 by default */
     double bytes;
     double latency;
     int n_links;
@@ -39,6 +41,11 @@ void rt_sg_flowset_clear(rt_sg_flowset *f);
 
 /* Adds BYTES from device SRC to device DST. Returns 0 or -1 (out of memory). */
 int rt_sg_flowset_add_pair(rt_sg_flowset *f, int src, int dst, double bytes);
+/* The same, routed to DST for RECEIVER (a ring's hop between nodes lands on the rail's device
+ * and reaches its successor over NVLink uncharged) on LANE (a ring's channel): step-wise
+ * dependencies follow (receiver, lane). */
+int rt_sg_flowset_add_pair_to(rt_sg_flowset *f, int src, int dst, int receiver, int lane,
+                              double bytes);
 /* Adds BYTES on platform segment SEG (NVLS ports, PCIe). */
 int rt_sg_flowset_add_segment(rt_sg_flowset *f, int seg, double bytes);
 

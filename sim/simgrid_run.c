@@ -165,6 +165,198 @@ static double run_flows(sim *S)
  * network model's latency factor and TCP-gamma cap); then what the analytic model charges
  * beyond the latency the rounds paid: the software base and the steps one bulk round does
  * not see. */
+/* Step-wise with point-to-point dependencies (pairs mode): on each lane (a ring's channel) a
+ * member starts its flows of round r once every flow of round r - 1 addressed to it on that
+ * lane has arrived, as a ring's step s waits for step s - 1 from its predecessor; its own
+ * earlier sends may still be on the wire (NCCL posts the next step without waiting for the
+ * previous send to land); no barrier across the group or the lanes. The depth of NCCL's
+ * step FIFO (8 slots) is not modelled. */
+typedef struct steps {
+    sim *S;
+    rt_sg_flow *flows; /* every round's flows, grouped by (sender, round) */
+    int n_flows, rounds, members, lanes;
+    rt_group group;
+    int *first;    /* [seqs * rounds + 1]: flows of (sequence, round) */
+    int *expected; /* [sequence * rounds + round]: flows addressed to the sequence */
+    int *received;
+    sg_mutex_t mutex;
+    sg_cond_t arrived;
+    sg_sem_t done; /* one release per member */
+} steps;
+
+typedef struct step_flow {
+    steps *st;
+    const rt_sg_flow *fl;
+    int round;
+    sg_sem_t sent;
+} step_flow;
+
+typedef struct step_member {
+    steps *st;
+    int member; /* sequence: member x lanes + lane */
+} step_member;
+
+static int member_of(const steps *st, int rank)
+{
+    return rt_group_index(st->group, rank);
+}
+
+/* The sequence a flow is sent on, and the one it is addressed to. */
+static int seq_from(const steps *st, const rt_sg_flow *fl)
+{
+    return member_of(st, fl->sender) * st->lanes + fl->lane;
+}
+static int seq_to(const steps *st, const rt_sg_flow *fl)
+{
+    return member_of(st, fl->receiver) * st->lanes + fl->lane;
+}
+
+static void step_flow_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    step_flow *j = sg_actor_self_get_data();
+    steps *st = j->st;
+    sg_host_sendto(st->S->hosts[j->fl->src_host], st->S->hosts[j->fl->dst_host], j->fl->bytes);
+    sg_mutex_lock(st->mutex);
+    st->received[seq_to(st, j->fl) * st->rounds + j->round]++;
+    sg_cond_notify_all(st->arrived);
+    sg_mutex_unlock(st->mutex);
+    sg_sem_release(j->sent);
+}
+
+static void step_member_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    step_member *m = sg_actor_self_get_data();
+    steps *st = m->st;
+    int lo = st->first[m->member * st->rounds], hi = st->first[(m->member + 1) * st->rounds];
+    step_flow *jobs = malloc(sizeof *jobs * (size_t)(hi > lo ? hi - lo : 1));
+    sg_sem_t sent = sg_sem_init(0);
+    if (!jobs) sim_fail(st->S, "out of memory for step-wise flows");
+    RT_SG_CHECK(st->S, sent);
+    for (int r = 0; r < st->rounds; r++) {
+        long prev = (long)m->member * st->rounds + r - 1;
+        if (r > 0) {
+            sg_mutex_lock(st->mutex);
+            while (st->received[prev] < st->expected[prev])
+                sg_cond_wait(st->arrived, st->mutex);
+            sg_mutex_unlock(st->mutex);
+        }
+        for (int i = st->first[prev + 1]; i < st->first[prev + 2]; i++) {
+            jobs[i - lo] = (step_flow){st, &st->flows[i], r, sent};
+            sg_actor_t a = sg_actor_init("step", st->S->hosts[st->flows[i].src_host]);
+            RT_SG_CHECK(st->S, a);
+            sg_actor_set_data(a, &jobs[i - lo]);
+            sg_actor_start(a, step_flow_main, 0, NULL);
+        }
+    }
+    for (int i = lo; i < hi; i++)
+        sg_sem_acquire(sent);
+    sg_sem_destroy(sent);
+    free(jobs);
+    sg_sem_release(st->done);
+}
+
+/* Every round's flows of CALL, grouped by (sender, round), their links' bytes counted. */
+static void steps_build(steps *st, rt_sg_call *call)
+{
+    sim *S = st->S;
+    const char *why = NULL;
+    int n = 0, cap = 0, *round_of = NULL;
+    for (int r = 0; r < st->rounds; r++) {
+        call->round = r;
+        rt_sg_flowset_clear(&S->flows);
+        if (rt_sg_collective_traffic(call, &S->flows, &why) < 0)
+            sim_fail(S, why ? why : "out of memory for flows");
+        for (int i = 0; i < S->flows.n_flows; i++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 1024;
+                st->flows = realloc(st->flows, sizeof *st->flows * (size_t)cap);
+                round_of = realloc(round_of, sizeof *round_of * (size_t)cap);
+                if (!st->flows || !round_of) sim_fail(S, "out of memory for step-wise flows");
+            }
+            const rt_sg_flow *fl = &S->flows.flows[i];
+            for (int k = 0; k < fl->n_links; k++)
+                S->job->out->link_bytes[fl->links[k]] += fl->bytes;
+            round_of[n] = r;
+            st->lanes = fl->lane + 1 > st->lanes ? fl->lane + 1 : st->lanes;
+            st->flows[n++] = *fl;
+        }
+    }
+    S->job->out->flows += n;
+    size_t cells = (size_t)st->members * (size_t)st->lanes * (size_t)st->rounds;
+    st->first = calloc(cells + 1, sizeof(int));
+    st->expected = calloc(cells, sizeof(int));
+    st->received = calloc(cells, sizeof(int));
+    rt_sg_flow *sorted = malloc(sizeof *sorted * (size_t)(n ? n : 1));
+    if (!st->first || !st->expected || !st->received || !sorted)
+        sim_fail(S, "out of memory for step-wise flows");
+    for (int i = 0; i < n; i++) {
+        st->first[seq_from(st, &st->flows[i]) * st->rounds + round_of[i] + 1]++;
+        st->expected[seq_to(st, &st->flows[i]) * st->rounds + round_of[i]]++;
+    }
+    for (size_t c = 0; c < cells; c++)
+        st->first[c + 1] += st->first[c];
+    int *next = malloc(sizeof(int) * (cells ? cells : 1));
+    if (!next) sim_fail(S, "out of memory for step-wise flows");
+    memcpy(next, st->first, sizeof(int) * cells);
+    for (int i = 0; i < n; i++)
+        sorted[next[seq_from(st, &st->flows[i]) * st->rounds + round_of[i]]++] = st->flows[i];
+    free(next);
+    free(round_of);
+    free(st->flows);
+    st->flows = sorted;
+    st->n_flows = n;
+}
+
+/* The route latency along the longest chain of dependent flows: from each sequence, its
+ * first flow of each round to that flow's receiving sequence. */
+static double steps_chain_latency(const steps *st)
+{
+    double worst = 0;
+    for (int m0 = 0; m0 < st->members * st->lanes; m0++) {
+        double sum = 0;
+        for (int r = 0, m = m0; r < st->rounds; r++) {
+            int lo = st->first[m * st->rounds + r];
+            if (lo == st->first[m * st->rounds + r + 1]) break;
+            sum += st->flows[lo].latency;
+            m = seq_to(st, &st->flows[lo]);
+        }
+        worst = sum > worst ? sum : worst;
+    }
+    return worst;
+}
+
+/* Runs CALL's rounds with point-to-point dependencies; returns the route latency paid along
+ * its longest dependency chain. */
+static double run_steps(sim *S, rt_sg_call *call, int rounds)
+{
+    steps st = {.S = S, .rounds = rounds, .members = call->group.size, .group = call->group};
+    steps_build(&st, call);
+    double paid = steps_chain_latency(&st);
+    int seqs = st.members * st.lanes;
+    step_member *ms = malloc(sizeof *ms * (size_t)(seqs ? seqs : 1));
+    if (!ms) sim_fail(S, "out of memory for step-wise flows");
+    RT_SG_CHECK(S, st.mutex = sg_mutex_init());
+    RT_SG_CHECK(S, st.arrived = sg_cond_init());
+    RT_SG_CHECK(S, st.done = sg_sem_init(0));
+    for (int m = 0; m < seqs; m++) {
+        ms[m] = (step_member){&st, m};
+        int rank = rt_sg_member(call, m / st.lanes);
+        sg_actor_t a = sg_actor_init("step-member", S->hosts[rt_platform_gpu(S->job->p, rank)]);
+        RT_SG_CHECK(S, a);
+        sg_actor_set_data(a, &ms[m]);
+        sg_actor_start(a, step_member_main, 0, NULL);
+    }
+    for (int m = 0; m < seqs; m++)
+        sg_sem_acquire(st.done);
+    sg_sem_destroy(st.done);
+    sg_cond_destroy(st.arrived);
+    sg_mutex_destroy(st.mutex);
+    free(ms), free(st.flows), free(st.first), free(st.expected), free(st.received);
+    return paid;
+}
+
 static void run_collective(sim *S, int op, int rank)
 {
     const rt_sg_job *job = S->job;
@@ -197,6 +389,10 @@ static void run_collective(sim *S, int op, int rank)
         call.round = rounds > 1 ? 0 : -1;
     }
     double paid = 0;
+    if (rounds > 1 && job->pairs) {
+        paid = run_steps(S, &call, rounds);
+        rounds = 0;
+    }
     for (int r = 0; r < rounds; r++) {
         if (call.round >= 0) call.round = r;
         rt_sg_flowset_clear(&S->flows);

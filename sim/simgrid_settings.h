@@ -20,7 +20,8 @@ typedef enum {
 } rt_sg_flows;
 
 /* How an algorithm with steps (the ring) becomes traffic: all steps as one round of
- * concurrent flows carrying every step's bytes (bulk), or its steps as dependent rounds. */
+ * concurrent flows carrying every step's bytes (bulk), or its steps as flows that wait for
+ * their predecessor's previous step (pairs mode; rounds that end together in links mode). */
 typedef enum { RT_SG_STEPS_BULK, RT_SG_STEPS_STEPS, RT_SG_STEPS_COUNT } rt_sg_steps;
 
 typedef struct rt_simgrid_settings {

@@ -96,18 +96,24 @@ static rt_graph *shared_port(void)
     return alltoallv(b);
 }
 
-/* A ring AllReduce of S per rank inside each node (group {0, 1} and {2, 3}). */
-static rt_graph *ring_pairs(double S)
+/* A ring AllReduce of S per rank over GROUP. */
+static rt_graph *ring_over(double S, rt_group group)
 {
     int reps[4] = {0, 1, 2, 3};
     double w[4] = {1, 1, 1, 1};
     rt_graph *g = rt_graph_new(4, 4, reps, w);
     assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLREDUCE, RT_ALGO_RING,
-                                     (rt_group){2, 1}, "c", NULL, 0);
+    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLREDUCE, RT_ALGO_RING, group,
+                                     "c", NULL, 0);
     for (int r = 0; r < 4; r++)
         rt_graph_cost(g, op, r)->bytes = S;
     return g;
+}
+
+/* Inside each node: groups {0, 1} and {2, 3}. */
+static rt_graph *ring_pairs(double S)
+{
+    return ring_over(S, (rt_group){2, 1});
 }
 
 /* Duration of the collective, and the links.csv rows when ROWS is given. */
@@ -226,6 +232,23 @@ static void collective_steps_and_chunks(void **state)
     assert_rel(run(&sg, ring_pairs(S), NULL), S / 100e9 + 5 * A_UP, 1e-6);
 }
 
+/* A latency-bound ring AllReduce over both nodes (4 KiB): two channels, each a cycle of two
+ * NVLink hops (a_up = 10 us) and two rail hops (0.3 us); 6 steps. Step-wise, each member
+ * waits only for its predecessor on its channel, so the chain pays 3 NVLink and 3 rail hops:
+ * 30.9 us (plus about 75 ns of transfer), more than the analytic latency (6 x 0.3 + 1 us:
+ * the analytic ring charges every step the network hop). Bulk pays one round's longest route
+ * latency, 10 us, and its transfer; a barrier per step would pay 6 x 10 us. */
+static void step_dependencies_follow_the_ring(void **state)
+{
+    (void)state;
+    rt_simgrid_settings sg;
+    defaults(&sg);
+    double bulk = run(&sg, ring_over(4096, (rt_group){4, 1}), NULL);
+    assert_true(bulk > A_UP && bulk < A_UP + 0.5e-6);
+    sg.collective_steps = RT_SG_STEPS_STEPS;
+    assert_rel(run(&sg, ring_over(4096, (rt_group){4, 1}), NULL), 3 * A_UP + 3 * 0.3e-6, 0.01);
+}
+
 /* links.csv keeps the links_top most loaded link directions: the shared port loads 4
  * (nvlink-0 up, nvlink-1 down, nic-0-1 up, nic-1-1 down). */
 static void links_top(void **state)
@@ -251,6 +274,7 @@ int main(void)
         cmocka_unit_test(weight_s_flows_and_pair_max_ranks),
         cmocka_unit_test(links_top),
         cmocka_unit_test(collective_steps_and_chunks),
+        cmocka_unit_test(step_dependencies_follow_the_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

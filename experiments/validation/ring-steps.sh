@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Aggregation error of the bulk ring (every step's bytes in one round of concurrent flows,
-# the engine adding the analytic per-step latency) against the step-wise ring (2(n-1)
-# dependent rounds for AllReduce, optionally C pipelined chunks: steps + C - 1 rounds), on
-# DGX H100 nodes: `rectwin collective` ring AllReduce at 8 to 64 GPUs and three sizes, as
-# described and with 2:1 oversubscription and 4-node leaves; then flat DLRM with a ring dense
+# The bulk ring (every step's bytes in one round of concurrent flows, the engine adding the
+# analytic per-step latency) against the step-wise ring (2(n-1) steps for AllReduce, each
+# member's step waiting for its predecessor's previous step on the same channel; optionally
+# C pipelined chunks: steps + C - 1 rounds), on DGX H100 nodes: `rectwin collective` ring
+# AllReduce at 8 to 64 GPUs and three sizes, with the shipped NCCL protocol latencies (nccl)
+# and without the protocols section (alpha-beta: the per-step latencies are the platform's
+# hop latencies, as the simulated links have them); then flat DLRM with a ring dense
 # AllReduce (plan.dense_allreduce=ring) at 16 and 64 GPUs.
 # usage: bash experiments/validation/ring-steps.sh [path/to/rectwin]
 set -euo pipefail
@@ -11,20 +13,19 @@ cd "$(dirname "$0")/../.."
 R=${1:-build/release/cli/rectwin}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-topo() { # name steps chunks oversubscription radix
+topo() { # name steps chunks latency-model
+  local drop='/^NEVER/d'
+  [ "$4" = nccl ] || drop='/^  protocols:/,/tree: {base: 8.4us/d'
   sed -e "s/^  links_top: 50 .*/  links_top: 50\n  collective_steps: $2\n  chunks: $3/" \
-      -e "s/^  oversubscription: .*/  oversubscription: $4/" -e "s/^  radix: .*/  radix: $5/" \
-      topologies/dgx-h100.yaml >"$out/$1.yaml"
+      -e "$drop" topologies/dgx-h100.yaml >"$out/$1.yaml"
 }
 coll() { # topology nodes bytes engine
   "$R" collective --topology "$out/$1.yaml" --nodes "$2" --op allreduce --bytes "$3" \
     --algo ring --engine "$4" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["time_s"])'
 }
-echo "gpus fabric bytes analytic_us bulk_us steps_us steps4_us steps_vs_bulk_% steps4_vs_bulk_%"
-for fabric in as-described 2:1,radix8; do
-  o=1 r=64
-  [ "$fabric" = as-described ] || o=2 r=8
-  topo bulk bulk 1 $o $r; topo steps steps 1 $o $r; topo steps4 steps 4 $o $r
+echo "gpus latency bytes analytic_us bulk_us steps_us steps4_us steps_vs_bulk_% steps4_vs_bulk_%"
+for fabric in nccl alpha-beta; do
+  topo bulk bulk 1 $fabric; topo steps steps 1 $fabric; topo steps4 steps 4 $fabric
   for nodes in 1 2 4 8; do
     for bytes in 65536 1048576 67108864; do
       a=$(coll bulk $nodes $bytes analytic); b=$(coll bulk $nodes $bytes simgrid)
