@@ -9,6 +9,7 @@
 
 #include "fuzz_input.h"
 #include "scenario.h"
+#include "simgrid_settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,6 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     rt_scenario *s = rt_scenario_load(path[0], sets, n_sets, rt_fuzz_devnull());
     if (s && rt_scenario_ranks(s) < 1) abort(); /* a loaded scenario has at least one rank */
+    /* The simgrid engine parses its `simgrid:` sections itself, when it runs: so does this. */
+    rt_simgrid_settings sg;
+    if (s) (void)rt_simgrid_settings_load(&s->topology, &sg);
     rt_scenario_free(s);
     return 0;
 }
