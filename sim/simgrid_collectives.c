@@ -31,7 +31,9 @@ int rt_sg_collective_traffic(const rt_sg_call *c, rt_sg_flowset *f, const char *
         *why = "out of memory";
         return -1;
     }
+    f->wire = c->wire > 0 ? c->wire : 1;
     int rc = a->traffic(c, &b, f);
+    f->wire = 1;
     free(b.first);
     if (rc < 0) *why = "out of memory";
     return rc;

@@ -20,8 +20,9 @@ typedef struct rt_sg_call {
     int base; /* group base rank of the instance */
     rt_sg_cost_fn cost;
     void *ctx;
-    int round;  /* -1: every step in one round of concurrent flows; else this round */
-    int chunks; /* pipelined chunks of a step-wise algorithm (>= 1) */
+    int round;   /* -1: every step in one round of concurrent flows; else this round */
+    int chunks;  /* pipelined chunks of a step-wise algorithm (>= 1) */
+    double wire; /* bytes on the wire per payload byte: 1 / the protocol's bandwidth fraction */
 } rt_sg_call;
 
 /* Members of an instance are ranks in increasing order, so the members of one node are

@@ -8,6 +8,7 @@ int rt_sg_flowset_init(rt_sg_flowset *f, const rt_platform *p, int pairs)
     memset(f, 0, sizeof *f);
     f->p = p;
     f->pairs = pairs;
+    f->wire = 1;
     f->seg_bytes = calloc((size_t)p->n_segments, sizeof(double));
     f->touched = malloc(sizeof(int) * (size_t)p->n_segments);
     if (f->seg_bytes && f->touched) return 0;
@@ -57,6 +58,7 @@ static void append_segment(const rt_platform *p, rt_sg_flow *fl, int seg, int *s
 int rt_sg_flowset_add_segment(rt_sg_flowset *f, int seg, double bytes)
 {
     if (!(bytes > 0)) return 0;
+    bytes *= f->wire;
     if (!f->pairs) {
         if (f->seg_bytes[seg] == 0) f->touched[f->n_touched++] = seg;
         f->seg_bytes[seg] += bytes;
@@ -95,7 +97,7 @@ int rt_sg_flowset_add_pair_to(rt_sg_flowset *f, int src, int dst, int receiver, 
     fl->sender = src;
     fl->receiver = receiver;
     fl->lane = lane;
-    fl->bytes = bytes;
+    fl->bytes = bytes * f->wire;
     return 0;
 }
 

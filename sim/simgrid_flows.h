@@ -27,6 +27,7 @@ typedef struct rt_sg_flow {
 typedef struct rt_sg_flowset {
     const rt_platform *p;
     int pairs;         /* 1: one flow per device pair; 0: one per segment */
+    double wire;       /* bytes on the wire per byte added (a protocol's framing), 1 by default */
     double *seg_bytes; /* links mode: [segment] */
     int *touched;      /* links mode: segments with bytes, in first-touch order */
     int n_touched;

@@ -371,7 +371,8 @@ static void run_collective(sim *S, int op, int rank)
                        .cost = cost_of,
                        .ctx = &ctx,
                        .round = -1,
-                       .chunks = job->sg->chunks};
+                       .chunks = job->sg->chunks,
+                       .wire = 1};
     const char *why = NULL;
     const rt_op_cost *c = cost_of(&ctx, base);
     rt_coll_call model = {.kind = o->coll,
@@ -383,6 +384,8 @@ static void run_collective(sim *S, int op, int rank)
                           .recv = c->recv};
     rt_coll_time ct;
     if (rt_coll_model_time(job->t, &model, &ct, &why) < 0) sim_fail(S, why);
+    /* LL moves 8 payload bytes per 16-byte store, LL128 120 per 128: what the wire carries. */
+    if (ct.proto >= 0) call.wire = 1 / job->t->coll.proto[ct.proto].bandwidth;
     int rounds = 1;
     if (job->sg->collective_steps == RT_SG_STEPS_STEPS) {
         rounds = rt_sg_collective_rounds(&call);

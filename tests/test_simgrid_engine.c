@@ -266,6 +266,23 @@ static void test_latency_bound_agrees(void **state)
     }
 }
 
+/* With NCCL's protocols the wire carries the protocol's framing: LL moves 8 payload bytes per
+ * 16-byte store, so a ring AllReduce of 64 MiB on LL alone takes 2 x 7/8 x S / (0.5 x 100e9)
+ * on the NVLink ports, in the simulated flows as in the analytic ring. */
+static void test_protocol_framing_on_the_wire(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 1, 8, 64, 1);
+    t.coll.has_protocols = 1;
+    t.coll.proto[RT_PROTO_LL] =
+        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {5e-6, 1e-6, 2e-6, 3e-6}};
+    double S = 64 * MiB, an;
+    double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
+    assert_rel(sg, an, 1e-9);
+    assert_rel(sg, 2 * 7.0 / 8 * S / 50e9 + 5e-6 + 14 * 1e-6, 1e-9);
+}
+
 /* Aggregated flows (one per link direction and leaf pair) against one flow per device pair,
  * on the congested case where sharing matters most. */
 static void test_aggregation_matches_pairs(void **state)
@@ -367,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_fat_tree_agrees),
         cmocka_unit_test(test_oversubscribed_alltoall_is_slower),
         cmocka_unit_test(test_latency_bound_agrees),
+        cmocka_unit_test(test_protocol_framing_on_the_wire),
         cmocka_unit_test(test_aggregation_matches_pairs),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_platform_size_estimate),
