@@ -28,6 +28,7 @@ typedef enum {
     RT_K_SPARSE_UPDATE, /* scatter-add + optimizer */
     RT_K_DENSE_UPDATE,
     RT_K_H2D,
+    RT_K_HASH, /* dynamic table: probe and insert keys, grow the key structure, evict */
     RT_K_COUNT
 } rt_kernel_kind;
 
@@ -93,6 +94,13 @@ typedef enum {
     RT_ROLE_TM_BWD,
     RT_ROLE_TM_ALLREDUCE, /* the module's parameter gradients summed inside the tower */
     RT_ROLE_TM_UPDATE,
+    /* Dynamic tables (plans/dynamic.h): keys to rows through the hash table, inserting new
+     * ones; with values in host memory the touched rows come in and go back over the host
+     * link; eviction down to the capacity after the update. */
+    RT_ROLE_HASH_PROBE,
+    RT_ROLE_HASH_FETCH,
+    RT_ROLE_HASH_WRITEBACK,
+    RT_ROLE_HASH_EVICT,
     RT_ROLE_COUNT
 } rt_role;
 

@@ -73,6 +73,9 @@ typedef struct rt_workload_cfg {
     int has_seq_len; /* override sequence tables' lengths */
     rt_len_spec seq_len;
     int id_bytes; /* bytes per ID on the wire: 4 or 8 */
+    /* Fraction of a dynamic table's IDs that are keys never seen before: each is inserted by
+     * the owner's hash table (core/dynamic_table.h), so the tables grow during training. */
+    double new_id_rate;
 } rt_workload_cfg;
 
 typedef struct rt_scenario {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "dedup.h"
+#include "dynamic.h"
 #include "graph.h"
 #include "scenario.h"
 #include "sharding.h"
@@ -56,12 +57,23 @@ typedef struct rt_exchange {
     uint64_t *recv_ids;       /* IDs received as owner (counting each column shard) */
     double *uniq2;            /* distinct keys looked up as owner (stage 2; exact or expected) */
     double *rows_in, *upd_in; /* [r] owner bytes read / updated with stage 2 */
+    /* Dynamic tables (plans/dynamic.h): each dynamic feature's shard over the run ([i], NULL
+     * when no feature is dynamic), and per representative and group index q what its dynamic
+     * IDs cost member q: probe and insert bytes, IDs probed, row and state bytes touched. */
+    rt_dyn_run *dyn;
+    double *dyn_probe; /* probe and insert bytes of features whose keys are in HBM */
+    double *dyn_ids;   /* IDs of features whose keys are in host memory */
+    double *dyn_rows;  /* row + state bytes of features whose values are in host memory */
 
     /* Op ids, filled by the add functions; unit: the exchange's rt_graph_unit. */
     int unit;
     int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
     int hash, cat_a2a;      /* -1 when absent */
     int uniq1_op, uniq2_op; /* first of n_units consecutive unique kernels, -1 when absent */
+    /* Dynamic tables' ops, -1 when absent: the probe of keys in HBM, the probe of keys in host
+     * memory (the IDs and rows found cross the host link), the rows of tables whose values
+     * live in host memory fetched and written back, the eviction. */
+    int probe, probe_host, fetch, writeback, evict;
 } rt_exchange;
 
 /* Routes every representative's IDs of the exchange's features. Returns 0 or -1 (out of
