@@ -189,6 +189,8 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
     e = RT_AR_AUTO;
     if (rt_cfg_get_enum(c, p, "dense_allreduce", 0, rt_allreduce_names, &e) < 0) return -1;
     pc->dense_allreduce = (rt_allreduce_algo)e;
+    pc->negatives = rt_neg_cfg_default();
+    if (rt_neg_cfg_parse(c, p, m, &pc->negatives)) return -1;
     return parse_plan_schedule(c, p, pc);
 }
 

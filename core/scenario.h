@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "negatives.h"
 #include "topology.h"
 
 struct rt_cfg;
@@ -54,6 +55,7 @@ typedef struct rt_plan_cfg {
     rt_balance balance;
     int64_t token_target; /* balance: tokens per rank (0 = the mean over ranks) */
     rt_memory_policy memory;
+    rt_neg_cfg negatives; /* sampled negatives: offload, fp16, logit sharing (core/negatives.h) */
     struct fy_node *node; /* the plan mapping, for plan-specific keys */
     struct rt_cfg *cfg;   /* the document that node belongs to */
 } rt_plan_cfg;

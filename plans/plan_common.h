@@ -13,6 +13,7 @@ typedef struct rt_dense_ops {
     int first_bwd, last_bwd; /* backward, in reverse layer order */
     int allreduce;
     int update;
+    int neg_offload, neg_fetch; /* offloaded negatives' copy ops (plans/negatives.h), -1 */
 } rt_dense_ops;
 
 /* Adds forward kernels after the N_AFTER ops AFTER, the loss, backward kernels, the dense
