@@ -513,8 +513,7 @@ static void add_dynamic_fwd(rt_exchange *x, rt_graph *g, const rt_scenario *s, i
     mark(g, x->fetch, RT_ROLE_HASH_FETCH, x);
 }
 
-/* Dynamic tables after the update: host-resident rows written back, then eviction. */
-static void add_dynamic_bwd(rt_exchange *x, rt_graph *g, const rt_scenario *s)
+void rt_exchange_add_dynamic_bwd(rt_exchange *x, rt_graph *g, const rt_scenario *s)
 {
     char b[96];
     int prev = x->update;
@@ -570,7 +569,7 @@ void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s,
         rt_graph_name(g, op_name(x, "sparse_update", b, sizeof b)), &x->grad_a2a, 1);
     mark(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x);
     mark(g, x->update, RT_ROLE_SPARSE_UPDATE, x);
-    add_dynamic_bwd(x, g, s);
+    rt_exchange_add_dynamic_bwd(x, g, s);
 }
 
 /* Unique kernel costs of one stage on rep R: per unit, N keys in and U distinct out. */

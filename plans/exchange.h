@@ -88,6 +88,10 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
 /* Adds the gradient AlltoAll (after op AFTER, usually the last dense backward) + update. */
 void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after);
 
+/* Dynamic tables after the update (a plan with its own backward calls it after its update):
+ * the write-back of rows whose values live in host memory, then eviction. */
+void rt_exchange_add_dynamic_bwd(rt_exchange *x, rt_graph *g, const rt_scenario *s);
+
 /* Fills the exchange's op costs on representative R. */
 void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,
                       int r);
