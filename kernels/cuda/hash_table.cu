@@ -1,8 +1,8 @@
 /* Dynamic hash embedding table on the device. The host object owns device arrays: the key
- * structure (slot keys and rows, doubled past its maximum load (0.75 by default) by a rehash kernel that moves only keys
- * and rows), and value chunks that never move, each followed by its rows' LRU timestamps and
- * LFU counts. A batched find_or_insert claims slots with 64-bit atomicCAS; the winner of a
- * slot takes a row from a device counter and writes the keyed initial values. */
+ * structure (slot keys and rows, doubled past its maximum load (0.75 by default) by a rehash kernel
+ * that moves only keys and rows), and value chunks that never move, each followed by its rows' LRU
+ * timestamps and LFU counts. A batched find_or_insert claims slots with 64-bit atomicCAS; the
+ * winner of a slot takes a row from a device counter and writes the keyed initial values. */
 #include "hash_probe.h"
 #include "internal.cuh"
 
