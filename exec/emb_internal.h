@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dedup.h"
+#include "emb_dynamic.h"
 #include "exec.h"
 
 static inline int rt_xemb_fail(FILE *err, const rt_xexec *x, int op, const char *what)
@@ -142,6 +143,9 @@ int rt_xemb_route(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_ids_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_cat_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* Dynamic tables (emb_dynamic.h): the probe op, and the fetch, write-back and eviction ops. */
+int rt_xemb_probe(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+int rt_xemb_hash_op(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_out_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_grad_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
