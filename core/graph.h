@@ -28,6 +28,7 @@ typedef enum {
     RT_K_SPARSE_UPDATE, /* scatter-add + optimizer */
     RT_K_DENSE_UPDATE,
     RT_K_H2D,
+    RT_K_HASH, /* dynamic table: probe and insert keys, grow the key structure, evict */
     RT_K_COUNT
 } rt_kernel_kind;
 
@@ -97,6 +98,13 @@ typedef enum {
      * layout before the dense layers, and their gradients back to the jagged rows after. */
     RT_ROLE_SEQ_PAD,
     RT_ROLE_SEQ_UNPAD,
+    /* Dynamic tables (plans/dynamic.h): keys to rows through the hash table, inserting new
+     * ones; with values in host memory the touched rows come in and go back over the host
+     * link; eviction down to the capacity after the update. */
+    RT_ROLE_HASH_PROBE,
+    RT_ROLE_HASH_FETCH,
+    RT_ROLE_HASH_WRITEBACK,
+    RT_ROLE_HASH_EVICT,
     RT_ROLE_COUNT
 } rt_role;
 

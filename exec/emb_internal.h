@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dedup.h"
+#include "emb_dynamic.h"
 #include "exec.h"
 #include "fusion.h"
 
@@ -147,6 +148,9 @@ int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
  * into the embedding message in place (through one fp32 image and one conversion when the
  * comm precision is lower). */
 int rt_xemb_lookup_fused(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* Dynamic tables (emb_dynamic.h): the probe op, and the fetch, write-back and eviction ops. */
+int rt_xemb_probe(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+int rt_xemb_hash_op(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_out_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_grad_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);

@@ -221,7 +221,8 @@ static inline RT_KHD int64_t rt_kmerge_local(int64_t merged, int bits)
 /* ---- dynamic hash embedding table (MTGRBoost, RecIS) ----------------------------------- */
 
 /* Key structure: open addressing over 2^n slots of (key, row) with double-hashing probes of an
- * odd step, doubled when the load would pass 0.75; only keys and row numbers move. Values:
+ * odd step, doubled when the load would pass max_load (0.75 by default); only keys and row
+ * numbers move. Values:
  * fixed-size chunks of chunk_rows rows that never move; a current and a pre-allocated next
  * chunk are always present. Each row carries an LRU timestamp and an LFU count. */
 typedef struct rt_khash rt_khash;
@@ -236,7 +237,14 @@ typedef struct {
     int64_t chunk_rows;
     uint64_t init_seed; /* new rows: uniform(-init_scale, init_scale) from (seed, key) */
     float init_scale;
+    double max_load; /* in (0, 1): the key structure doubles past it; 0: 0.75 */
 } rt_khash_cfg;
+
+/* The load past which the key structure of CFG doubles. */
+static inline RT_KHD double rt_khash_max_load(const rt_khash_cfg *cfg)
+{
+    return cfg->max_load > 0 ? cfg->max_load : 0.75;
+}
 
 typedef enum { RT_KEVICT_LRU, RT_KEVICT_LFU } rt_kevict;
 

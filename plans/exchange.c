@@ -14,7 +14,9 @@ void rt_exchange_free(rt_exchange *x)
     free(x->fi_ids), free(x->fi_back), free(x->fi_rows);
     x->fi_ids = x->fi_back = NULL;
     x->fi_rows = NULL;
+    free(x->dyn), free(x->dyn_probe), free(x->dyn_ids), free(x->dyn_rows);
     x->row_elems = x->elems_in = NULL;
+    x->dyn = NULL, x->dyn_probe = x->dyn_ids = x->dyn_rows = NULL;
     x->n_ids = x->seq_back = x->lens_to = x->pooled_out = x->uniq1 = x->recv_ids = NULL;
     x->row_bytes = x->upd_bytes = x->uniq2 = x->rows_in = x->upd_in = NULL;
 }
@@ -62,6 +64,77 @@ static void per_feature(rt_exchange *x, long at, uint64_t ids, uint64_t back, do
     x->fi_rows[at] += rows;
 }
 
+/* What one dynamic ID of feature I costs the member Q holding WIDTH of its columns: its key in
+ * and row out, the slots probed at the run's load (a miss for a new key, which is then
+ * inserted: slot, row metadata, initial row and optimizer state) and the LRU/LFU counters
+ * read and written. */
+static void dyn_cost(rt_exchange *x, const rt_scenario *s, int i, long at, int width, int is_new)
+{
+    const rt_table *tb = &s->model.tables[x->features[i]];
+    const rt_dyn_run *run = &x->dyn[i];
+    double state = rt_optimizer_state_floats(tb->optimizer, width) * 4.0;
+    double row = width * (double)rt_dtype_bytes(rt_scenario_table_dtype(s, x->features[i])) + state;
+    double probe = is_new ? rt_dyn_probes_miss(run->load) : rt_dyn_probes_hit(run->load);
+    if (tb->hash.offload == RT_OFFLOAD_KEYS)
+        x->dyn_ids[at] += 1;
+    else
+        x->dyn_probe[at] += s->workload.id_bytes + 8 + probe * RT_DYN_SLOT_BYTES + 32 +
+                            (is_new ? RT_DYN_SLOT_BYTES + RT_DYN_META_BYTES + row : 0);
+    if (tb->hash.offload == RT_OFFLOAD_VALUES) x->dyn_rows[at] += row;
+}
+
+/* The dynamic IDs of the I-th feature that rep R sends: IDS (N of them, sorted with repeats
+ * when DISTINCT, each sent once then). */
+static void route_dynamic(rt_exchange *x, const rt_scenario *s, int i, const uint64_t *ids,
+                          uint64_t n, int distinct, int r)
+{
+    const rt_shard_map *sm = x->shards;
+    int f = x->features[i];
+    const rt_table *tb = &s->model.tables[f];
+    long base = (long)r * x->G;
+    for (uint64_t k = 0; k < n; k++) {
+        if (distinct && k > 0 && ids[k] == ids[k - 1]) continue;
+        int is_new = ids[k] >= tb->rows;
+        if (sm->kind == RT_SHARD_ROW) {
+            dyn_cost(x, s, i, base + row_owner(x, f, ids[k]), tb->dim, is_new);
+            continue;
+        }
+        for (int c = 0; c < sm->col_shards; c++)
+            dyn_cost(x, s, i, base + sm->owner[f * sm->col_shards + c], tb->dim / sm->col_shards,
+                     is_new);
+    }
+}
+
+/* Each dynamic feature's shard over the run: the keys it starts with (its rows) and the new
+ * keys it receives per iteration (the rate times the group's mean IDs of the feature, spread
+ * over the members under row-wise hashing). Returns 0 or -1 (out of memory). */
+static int dyn_runs(rt_exchange *x, const rt_scenario *s, const rt_workload *w)
+{
+    int any = 0;
+    for (int i = 0; i < x->n_features; i++)
+        any |= s->model.tables[x->features[i]].dynamic;
+    if (!any) return 0;
+    size_t rg = (size_t)x->R * (size_t)x->G;
+    x->dyn = calloc((size_t)x->n_features, sizeof *x->dyn);
+    x->dyn_probe = calloc(rg, sizeof(double));
+    x->dyn_ids = calloc(rg, sizeof(double));
+    x->dyn_rows = calloc(rg, sizeof(double));
+    if (!x->dyn || !x->dyn_probe || !x->dyn_ids || !x->dyn_rows) return -1;
+    int iters = s->workload.warmup + s->workload.iterations;
+    for (int i = 0; i < x->n_features; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        if (!tb->dynamic) continue;
+        double mean = 0;
+        for (int r = 0; r < x->R; r++)
+            mean += (double)rt_workload_batch(w, r, x->features[i])->n_ids / x->R;
+        int spread = x->shards->kind == RT_SHARD_ROW ? x->G : 1;
+        double keys0 = (double)tb->rows / spread;
+        double fresh = s->workload.new_id_rate * mean * x->G / spread;
+        x->dyn[i] = rt_dyn_simulate(&tb->hash, keys0, fresh, iters);
+    }
+    return 0;
+}
+
 /* Adds the IDs of the I-th feature in FB, sent by rep R, to the traffic they cause. SENT, when
  * not NULL, receives the IDs sent to each group index. */
 static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_feature_batch *fb,
@@ -78,6 +151,10 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
     memset(cnt, 0, sizeof(uint64_t) * (size_t)x->G);
     uint64_t u = count_sent(x, f, fb, scratch, cnt);
     x->uniq1[(long)r * x->n_features + i] = u;
+    if (tb->dynamic) {
+        int distinct = rt_dedup_stage1(x->dedup);
+        route_dynamic(x, s, i, distinct ? scratch : fb->ids, fb->n_ids, distinct, r);
+    }
     if (sm->kind == RT_SHARD_ROW) {
         double row = tb->dim * tbytes;
         double upd = tb->dim * (2 * tbytes + cb) + state;
@@ -318,6 +395,7 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
         !x->row_elems || !x->elems_in || !cnt || (rt_dedup_stage1(x->dedup) && !scratch) ||
         (stage2 && !sent))
         goto oom;
+    if (dyn_runs(x, s, w)) goto oom;
     per_owner_constants(x, s);
     for (int r = 0; r < x->R; r++)
         for (int i = 0; i < x->n_features; i++)
@@ -448,6 +526,60 @@ static void add_lookups(rt_exchange *x, rt_graph *g, const rt_scenario *s, int p
     }
 }
 
+/* Whether some dynamic feature of the exchange keeps its OFFLOAD part in host memory, or
+ * (NONE) its keys in HBM; EVICT: whether some dynamic feature evicts. */
+static int dyn_any(const rt_exchange *x, const rt_scenario *s, rt_offload offload, int evict)
+{
+    for (int i = 0; x->dyn && i < x->n_features; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        if (!tb->dynamic) continue;
+        if (evict                        ? tb->hash.eviction != RT_EVICT_NONE
+            : offload == RT_OFFLOAD_NONE ? tb->hash.offload != RT_OFFLOAD_KEYS
+                                         : tb->hash.offload == offload)
+            return 1;
+    }
+    return 0;
+}
+
+/* Dynamic tables between the ID AlltoAll and the lookup: the probe (and insertion) of the
+ * received keys, in HBM or in host memory, then the rows of host-resident values. */
+static void add_dynamic_fwd(rt_exchange *x, rt_graph *g, const rt_scenario *s, int *prev)
+{
+    char b[96];
+    x->probe = x->probe_host = x->fetch = x->writeback = x->evict = -1;
+    if (dyn_any(x, s, RT_OFFLOAD_NONE, 0))
+        *prev = x->probe =
+            rt_graph_add_kernel(g, "emb.fwd.probe", RT_STREAM_COMPUTE, RT_K_HASH, RT_DT_FP32,
+                                rt_graph_name(g, op_name(x, "hash_probe", b, sizeof b)), prev, 1);
+    if (dyn_any(x, s, RT_OFFLOAD_KEYS, 0))
+        *prev = x->probe_host = rt_graph_add_kernel(
+            g, "emb.fwd.probe", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_probe_host", b, sizeof b)), prev, 1);
+    if (dyn_any(x, s, RT_OFFLOAD_VALUES, 0))
+        *prev = x->fetch = rt_graph_add_kernel(
+            g, "emb.fwd.fetch", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_fetch_rows", b, sizeof b)), prev, 1);
+    mark(g, x->probe, RT_ROLE_HASH_PROBE, x);
+    mark(g, x->probe_host, RT_ROLE_HASH_PROBE, x);
+    mark(g, x->fetch, RT_ROLE_HASH_FETCH, x);
+}
+
+void rt_exchange_add_dynamic_bwd(rt_exchange *x, rt_graph *g, const rt_scenario *s)
+{
+    char b[96];
+    int prev = x->update;
+    if (dyn_any(x, s, RT_OFFLOAD_VALUES, 0))
+        prev = x->writeback = rt_graph_add_kernel(
+            g, "emb.bwd.writeback", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_write_back_rows", b, sizeof b)), &prev, 1);
+    if (dyn_any(x, s, RT_OFFLOAD_NONE, 1))
+        x->evict =
+            rt_graph_add_kernel(g, "emb.bwd.evict", RT_STREAM_COMPUTE, RT_K_HASH, RT_DT_FP32,
+                                rt_graph_name(g, op_name(x, "hash_evict", b, sizeof b)), &prev, 1);
+    mark(g, x->writeback, RT_ROLE_HASH_WRITEBACK, x);
+    mark(g, x->evict, RT_ROLE_HASH_EVICT, x);
+}
+
 void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s)
 {
     char b[96];
@@ -456,6 +588,7 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
         prev = x->hash =
             rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
                                 rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, 1);
+    add_dynamic_fwd(x, g, s, &prev);
     if (rt_dedup_stage2(x->dedup))
         x->uniq2_op = add_uniques(x, g, "emb.fwd.global_unique", "global_unique", &prev);
     add_lookups(x, g, s, prev);
@@ -483,6 +616,7 @@ void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s,
         rt_graph_name(g, op_name(x, "sparse_update", b, sizeof b)), &x->grad_a2a, 1);
     mark(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x);
     mark(g, x->update, RT_ROLE_SPARSE_UPDATE, x);
+    rt_exchange_add_dynamic_bwd(x, g, s);
 }
 
 /* Unique kernel costs of one stage on rep R: per unit, N keys in and U distinct out. */
@@ -539,6 +673,43 @@ static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenar
     lk->bytes = keys * idb + 4 * in_ids + x->rows_in[r] + out_bytes;
     up->bytes = keys * idb + 4 * in_ids + x->upd_in[r];
     up->flops = 4 * x->elems_in[r];
+}
+
+/* Column shards of table F member K holds (each its own hash table), and their width. */
+static int shard_copies(const rt_exchange *x, const rt_scenario *s, int f, int k, int *shard_w)
+{
+    const rt_table *tb = &s->model.tables[f];
+    int width = owner_width(x, s, f, k);
+    *shard_w = x->shards->kind == RT_SHARD_COLUMN ? tb->dim / x->shards->col_shards : tb->dim;
+    return width / *shard_w;
+}
+
+/* Dynamic tables on rep R: what every member sends it to probe, the run's doublings and
+ * evictions of the shards it holds. */
+static void fill_dynamic(const rt_exchange *x, rt_graph *g, const rt_scenario *s,
+                         const rt_workload *w, int r)
+{
+    if (!x->dyn) return;
+    int G = x->G, rank = w->rep_rank[r], k = rt_group_index(x->group, rank);
+    double probe = 0, ids = 0, rows = 0, grow = 0, evict = 0;
+    for (int q = 0; q < G; q++) {
+        long from = (long)rt_exchange_rep_of(w, rt_group_member(x->group, rank, q)) * G + k;
+        probe += x->dyn_probe[from], ids += x->dyn_ids[from], rows += x->dyn_rows[from];
+    }
+    for (int i = 0; i < x->n_features; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        int shard_w, copies = tb->dynamic ? shard_copies(x, s, x->features[i], k, &shard_w) : 0;
+        const rt_dyn_run *run = &x->dyn[i];
+        if (tb->hash.offload != RT_OFFLOAD_KEYS) grow += copies * run->grow_bytes;
+        evict += copies * (run->live_evict * RT_DYN_META_BYTES +
+                           run->evicted * (RT_DYN_SLOT_BYTES + RT_DYN_META_BYTES));
+    }
+    if (x->probe >= 0) rt_graph_cost(g, x->probe, r)->bytes = probe + grow;
+    if (x->probe_host >= 0)
+        rt_graph_cost(g, x->probe_host, r)->bytes = ids * (s->workload.id_bytes + 8);
+    if (x->fetch >= 0) rt_graph_cost(g, x->fetch, r)->bytes = rows;
+    if (x->writeback >= 0) rt_graph_cost(g, x->writeback, r)->bytes = rows;
+    if (x->evict >= 0) rt_graph_cost(g, x->evict, r)->bytes = evict;
 }
 
 /* KJT length bytes a sender with a batch of B samples sends member Q: a 4-byte length per
@@ -634,6 +805,7 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
         rt_graph_cost(g, x->hash, r)->bytes = in_ids * (idb + 8);
     fill_sender(x, g, s, w, r, sent_ids);
     if (rt_dedup_stage2(x->dedup)) fill_owner_stage2(x, g, s, r, in_ids, out->bytes);
+    fill_dynamic(x, g, s, w, r);
 }
 
 double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r,
@@ -647,8 +819,14 @@ double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scen
         double rows = (double)rt_shard_rows(x->shards, s, f, k);
         int width = rt_shard_dim(x->shards, s, f, k);
         int state = rt_optimizer_state_floats(tb->optimizer, width);
-        bytes +=
-            rows * (width * (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f)) + state * 4.0);
+        double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f));
+        if (tb->dynamic && x->dyn) { /* keys, value chunks and metadata at the run's end */
+            int shard_w, copies = shard_copies(x, s, f, k, &shard_w);
+            double row = shard_w * eb + rt_optimizer_state_floats(tb->optimizer, shard_w) * 4.0;
+            bytes += copies * rt_dyn_memory(&tb->hash, &x->dyn[i], row);
+            continue;
+        }
+        bytes += rows * (width * eb + state * 4.0);
     }
     const rt_op_cost *ids = rt_graph_cost(g, x->ids_a2a, r), *out = rt_graph_cost(g, x->out_a2a, r);
     /* AlltoAll buffers live for the iteration: IDs sent and received, embeddings and their

@@ -193,6 +193,7 @@ static void add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
                                     s->plan.embedding_dtype, "sparse_update", &last, 1);
     rt_graph_set_role(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x->unit, -1);
     rt_graph_set_role(g, x->update, RT_ROLE_SPARSE_UPDATE, x->unit, -1);
+    rt_exchange_add_dynamic_bwd(x, g, s);
     if (*sync >= 0) {
         rt_graph_set_role(g, *sync, RT_ROLE_GRAD_SYNC, x->unit, -1);
         g->units[x->unit].sync = (rt_group){M, I};

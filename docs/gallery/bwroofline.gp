@@ -21,7 +21,7 @@ set key top left box opaque
 hbm_bw = 1e+10  # bytes/s
 launch = 1e-06  # s
 set xrange [100:1e+09]
-set yrange [1e+07:1e+11]
+set yrange [1e+07:1e+12]
 plot \
   roof(x, hbm_bw, launch) with lines lw 2 lc rgb '#333333' title 'HBM 10 GB/s', \
   'bwroofline.ops.dat' index 0 using 1:2 with points pt 7 ps 0.8 lc rgb '#4e79a7' title 'predicted embedding kernels (16)', \

@@ -8,7 +8,7 @@ set encoding utf8
 
 set title 'Timeline (ranks 0-1 of 64): dlrm-criteo (plan flat), engine simgrid, topology dgx-h100, 8 nodes, 64 ranks' font 'Sans,11'
 set xlabel 'time from the start of the iteration (ms)'
-set xrange [0:3.10141776]
+set xrange [0:3.14271501]
 set yrange [5.5:-0.5]
 set ytics scale 0 ('rank 0 compute' 0, 'rank 0 comm' 1, 'rank 0 copy' 2, 'rank 1 compute' 3, 'rank 1 comm' 4, 'rank 1 copy' 5)
 set grid xtics lc rgb '#dddddd'

@@ -215,10 +215,11 @@ static void check_block_transpose(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64
     free(sizes), free(in), free(out), free(got);
 }
 
-/* The device table against the CPU table: same sizes, same growth, same keyed values. */
-static void check_hash(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r)
+/* The device table against the CPU table: same sizes, same growth, same keyed values, at the
+ * default maximum load (MAX_LOAD 0) or another. */
+static void check_hash(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, double max_load)
 {
-    const rt_khash_cfg cfg = {8, 16, 4096, 77, 0.25f};
+    const rt_khash_cfg cfg = {8, 16, 4096, 77, 0.25f, max_load};
     rt_khash *h = NULL;
     rt_kcuda_hash *g = NULL;
     RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
@@ -238,7 +239,8 @@ static void check_hash(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r)
         RT_TCHECK(t, n_gpu == n_cpu);
         RT_TCHECK(t, rt_kcuda_hash_size(g) == rt_khash_size(h));
         RT_TCHECK(t, rt_kcuda_hash_slots(g) >= rt_khash_slots(h));
-        RT_TCHECK(t, 4 * rt_kcuda_hash_size(g) <= 3 * rt_kcuda_hash_slots(g));
+        RT_TCHECK(t, (double)rt_kcuda_hash_size(g) <=
+                         rt_khash_max_load(&cfg) * (double)rt_kcuda_hash_slots(g));
         /* Probe with a mix of present and absent keys. */
         for (int i = 0; i < B; i++)
             probe[i] = i % 2 ? keys[i] : (int64_t)(rt_trand(r) % 20000) * 7919 + 3;
@@ -298,7 +300,8 @@ int main(void)
     check_block_transpose(&t, c, &r, 1, 1, 4);
     check_block_transpose(&t, c, &r, 4, 8, 256);
     check_block_transpose(&t, c, &r, 7, 3, 6);
-    check_hash(&t, c, &r);
+    check_hash(&t, c, &r, 0);
+    check_hash(&t, c, &r, 0.5);
     rt_kcuda_ctx_free(c);
     return rt_treport(&t, "test_kcuda_sparse");
 }

@@ -17,7 +17,9 @@ stats 'fusedrec.dat' index 2 every ::1::1 using 1 nooutput; pb = STATS_max
 set title 'Fig. 6: throughput gain of FusedRec'
 set xlabel 'GPUs (H20)'
 set ylabel 'throughput gain (%)'
-set yrange [0:215]
+# room above the tallest bar for the key
+stats 'fusedrec.dat' index 0 using 2 nooutput; gmax = STATS_max
+set yrange [0:1.4*gmax]
 plot 'fusedrec.dat' index 0 using 2:xtic(1) lc rgb c1 title 'predicted, over TFRA', \
      '' index 0 using 3 lc rgb c2 title 'predicted, over TFRA-fused', \
      '' index 2 every ::0::0 using (-0.5):1:(5):(0) with vectors nohead dt 2 lw 2 lc rgb c1 notitle, \
