@@ -139,6 +139,9 @@ typedef struct rt_graph_unit {
     int tm_kind;
     double tm_compression;
     int tm_cross_layers, tm_cross_rank;
+    /* plan.fusion (plans/fusion.h) as an int: 0 unset, 1 one gather per feature, 2 one fused
+     * gather over every table the owner serves, writing the message in place. */
+    int fusion;
 } rt_graph_unit;
 
 typedef struct rt_op {
@@ -155,7 +158,8 @@ typedef struct rt_op {
     int deps_at; /* first dependency in rt_graph.deps */
     rt_role role;
     int unit;  /* index into rt_graph.units, -1 when the op belongs to none */
-    int layer; /* dense layer of a DENSE_FWD / DENSE_BWD op, -1 otherwise */
+    int layer; /* dense layer of a DENSE_FWD / DENSE_BWD op; the feature (index in the unit)
+                * of a per-feature LOOKUP; -1 otherwise */
     /* Overlap windows (plans/overlap.h) hold ops of several batches: this op works on batch
      * i + batch_offset of window i (+1: the next batch's sparse forward; -1: semi-async's
      * previous sparse backward; 0 otherwise). */

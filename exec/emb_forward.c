@@ -495,14 +495,39 @@ static double lookup_bytes(const rt_xexec *x, const rt_xunit *xu)
     return in * idb(x) + rows + out;
 }
 
+/* plan.fusion none: feature I's entries only, plus their fp32 staging round trip. */
+static double feature_bytes(const rt_xexec *x, const rt_xunit *xu, int i)
+{
+    double b = 0;
+    for (int e = 0; e < xu->n_entries; e++) {
+        if (!rt_xemb_served(xu, xu->k, e) || xu->entries[e].i != i) continue;
+        double w = xu->entries[e].width, out = 0;
+        double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(x->s, xu->entries[e].table));
+        for (int p = 0; p < xu->G; p++)
+            out += (double)rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * xu->n_entries + e]);
+        b += (double)xu->own_n[e] * (idb(x) + w * eb) + out * w * (double)rt_xemb_cb(x) +
+             rt_fusion_round_trip(out * w);
+    }
+    return b;
+}
+
+/* One op per unit, or with plan.fusion none one per feature (its index in `layer`): the first
+ * decodes the ID messages and lays out the embedding message for all of them. */
 int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
-    if (rt_xemb_parse(x, xu, op, err)) return -1;
-    emb_layout(x, xu);
-    if (rt_xbuf_reserve(x->dev, &xu->emb_send, rt_xemb_total(xu->emb_sc, xu->G), err)) return -1;
+    int feat = x->g->ops[op].layer;
+    if (feat <= 0) {
+        if (rt_xemb_parse(x, xu, op, err)) return -1;
+        emb_layout(x, xu);
+        if (rt_xbuf_reserve(x->dev, &xu->emb_send, rt_xemb_total(xu->emb_sc, xu->G), err))
+            return -1;
+    }
+    if (xu->u->fusion == RT_FUSION_SPARSE) return rt_xemb_lookup_fused(x, xu, op, err);
     for (int e = 0; e < xu->n_entries; e++)
-        if (rt_xemb_served(xu, xu->k, e) && lookup_entry(x, xu, e, op, err)) return -1;
-    rt_xexec_count(x, op, lookup_bytes(x, xu), 0);
+        if (rt_xemb_served(xu, xu->k, e) && (feat < 0 || xu->entries[e].i == feat) &&
+            lookup_entry(x, xu, e, op, err))
+            return -1;
+    rt_xexec_count(x, op, feat < 0 ? lookup_bytes(x, xu) : feature_bytes(x, xu, feat), 0);
     return 0;
 }
 

@@ -63,6 +63,19 @@ typedef enum { RT_KPOOL_SUM, RT_KPOOL_MEAN } rt_kpool;
  * fp32. An empty bag gives a zero row for both sum and mean. */
 rt_kstatus rt_kcpu_gather_pool(const rt_ktable *t, const int64_t *ids, const int64_t *offsets,
                                int64_t nbags, rt_kpool pool, float *out);
+/* One block of a fused multi-table gather (RecIS's fused lookup): output row j < n is the sum
+ * pool of bag first + j of (ids, offsets), or with offsets NULL the row ids[first + j]; rows
+ * are t.dim fp32 wide and land at out + j * t.dim. */
+typedef struct {
+    rt_ktable t;
+    const int64_t *ids;
+    const int64_t *offsets;
+    int64_t first, n;
+    float *out;
+} rt_kgather_seg;
+/* Every segment in one call (one launch on CUDA), so many small tables cost one dispatch and
+ * each segment writes straight into its place in a message. */
+rt_kstatus rt_kcpu_gather_segments(const rt_kgather_seg *segs, int64_t nseg);
 /* Un-pooled lookup: out[i] = table[ids[i]], out is n x dim fp32. */
 rt_kstatus rt_kcpu_sequence_lookup(const rt_ktable *t, const int64_t *ids, int64_t n, float *out);
 /* dst[i] = src[idx[i]] for fp32 rows (lookup recovery, dedup restore). */

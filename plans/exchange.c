@@ -11,6 +11,9 @@ void rt_exchange_free(rt_exchange *x)
     free(x->lens_to), free(x->pooled_out);
     free(x->uniq1), free(x->recv_ids), free(x->uniq2), free(x->rows_in), free(x->upd_in);
     free(x->row_elems), free(x->elems_in);
+    free(x->fi_ids), free(x->fi_back), free(x->fi_rows);
+    x->fi_ids = x->fi_back = NULL;
+    x->fi_rows = NULL;
     free(x->dyn), free(x->dyn_probe), free(x->dyn_ids), free(x->dyn_rows);
     x->row_elems = x->elems_in = NULL;
     x->dyn = NULL, x->dyn_probe = x->dyn_ids = x->dyn_rows = NULL;
@@ -49,6 +52,16 @@ static uint64_t count_sent(const rt_exchange *x, int f, const rt_feature_batch *
         for (uint64_t i = 0; i < fb->n_ids; i++)
             if (i == 0 || scratch[i] != scratch[i - 1]) cnt[row_owner(x, f, scratch[i])]++;
     return u;
+}
+
+/* With fusion none, what one feature adds to one (rep, member) cell: IDs, returned sequence
+ * bytes, table bytes read. */
+static void per_feature(rt_exchange *x, long at, uint64_t ids, uint64_t back, double rows)
+{
+    if (!x->fi_ids) return;
+    x->fi_ids[at] += ids;
+    x->fi_back[at] += back;
+    x->fi_rows[at] += rows;
 }
 
 /* What one dynamic ID of feature I costs the member Q holding WIDTH of its columns: its key in
@@ -147,6 +160,8 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
         double upd = tb->dim * (2 * tbytes + cb) + state;
         uint64_t back = per_row ? (uint64_t)(tb->dim * cb) : 0;
         for (int q = 0; q < x->G; q++) {
+            per_feature(x, (base + q) * x->n_features + i, cnt[q], cnt[q] * back,
+                        (double)cnt[q] * row);
             x->n_ids[base + q] += cnt[q];
             x->row_bytes[base + q] += (double)cnt[q] * row;
             x->row_elems[base + q] += (double)cnt[q] * tb->dim;
@@ -161,6 +176,8 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
     double n = (double)u;
     for (int c = 0; c < sm->col_shards; c++) {
         long q = base + sm->owner[f * sm->col_shards + c];
+        per_feature(x, q * x->n_features + i, u, per_row ? u * (uint64_t)(width * cb) : 0,
+                    n * width * tbytes);
         x->n_ids[q] += u;
         x->row_bytes[q] += n * width * tbytes;
         x->row_elems[q] += n * width;
@@ -363,6 +380,12 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     x->uniq2 = calloc(rn ? rn : 1, sizeof(double));
     x->rows_in = calloc((size_t)x->R, sizeof(double));
     x->upd_in = calloc((size_t)x->R, sizeof(double));
+    if (x->fusion == RT_FUSION_NONE) {
+        x->fi_ids = calloc(rg * (size_t)x->n_features + 1, sizeof(uint64_t));
+        x->fi_back = calloc(rg * (size_t)x->n_features + 1, sizeof(uint64_t));
+        x->fi_rows = calloc(rg * (size_t)x->n_features + 1, sizeof(double));
+        if (!x->fi_ids || !x->fi_back || !x->fi_rows) goto oom_early;
+    }
     uint64_t *scratch =
         rt_dedup_stage1(x->dedup) ? malloc(sizeof(uint64_t) * (size_t)max_ids) : NULL;
     uint64_t *cnt = malloc(sizeof(uint64_t) * (size_t)x->G);
@@ -382,8 +405,9 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     free(scratch), free(cnt), free(sent);
     return 0;
 oom:
-    fprintf(err, "exchange: out of memory for %d x %d traffic matrices\n", x->R, x->G);
     free(scratch), free(cnt), free(sent);
+oom_early:
+    fprintf(err, "exchange: out of memory for %d x %d traffic matrices\n", x->R, x->G);
     rt_exchange_free(x);
     return -1;
 }
@@ -437,7 +461,8 @@ static void add_unit(rt_exchange *x, rt_graph *g, const rt_scenario *s)
                        .category_msg = x->category_msg,
                        .n_kunits = x->n_units,
                        .kunit_of = (int *)x->unit_of,
-                       .sync = {1, 1}};
+                       .sync = {1, 1},
+                       .fusion = (int)x->fusion};
     x->unit = rt_graph_add_unit(g, &u);
 }
 
@@ -480,6 +505,25 @@ void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
     mark(g, x->bucketize, RT_ROLE_ROUTE, x);
     mark(g, x->ids_a2a, RT_ROLE_IDS_A2A, x);
     mark(g, x->cat_a2a, RT_ROLE_CAT_A2A, x);
+}
+
+/* The owner's gathers after PREV: one op, or with fusion none one per feature, in order, each
+ * named for its table and carrying the feature's index in `layer`. */
+static void add_lookups(rt_exchange *x, rt_graph *g, const rt_scenario *s, int prev)
+{
+    char b[96], nb[200];
+    int per = x->fusion == RT_FUSION_NONE;
+    x->n_lookups = per ? x->n_features : 1;
+    for (int i = 0; i < x->n_lookups; i++) {
+        int deps[2] = {i ? x->lookup + i - 1 : prev, x->cat_a2a};
+        const char *name = op_name(x, "embedding_lookup", b, sizeof b);
+        if (per) snprintf(nb, sizeof nb, "%s.%s", name, s->model.tables[x->features[i]].name);
+        int op = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP,
+                                     s->plan.embedding_dtype, rt_graph_name(g, per ? nb : name),
+                                     deps, !i && x->cat_a2a >= 0 ? 2 : 1);
+        if (!i) x->lookup = op;
+        rt_graph_set_role(g, op, RT_ROLE_LOOKUP, x->unit, per ? i : -1);
+    }
 }
 
 /* Whether some dynamic feature of the exchange keeps its OFFLOAD part in host memory, or
@@ -547,20 +591,16 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
     add_dynamic_fwd(x, g, s, &prev);
     if (rt_dedup_stage2(x->dedup))
         x->uniq2_op = add_uniques(x, g, "emb.fwd.global_unique", "global_unique", &prev);
-    int deps[2] = {prev, x->cat_a2a};
-    x->lookup = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP,
-                                    s->plan.embedding_dtype,
-                                    rt_graph_name(g, op_name(x, "embedding_lookup", b, sizeof b)),
-                                    deps, x->cat_a2a >= 0 ? 2 : 1);
+    add_lookups(x, g, s, prev);
+    int last = x->lookup + x->n_lookups - 1;
     x->out_a2a = rt_graph_add_collective(
         g, "emb.fwd.out_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
-        rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)), &x->lookup, 1);
+        rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)), &last, 1);
     x->unpermute = rt_graph_add_kernel(
         g, "emb.fwd.unpermute", RT_STREAM_COMPUTE, RT_K_UNPERMUTE, RT_DT_FP32,
         rt_graph_name(g, op_name(x, "embedding_recovery", b, sizeof b)), &x->out_a2a, 1);
     if (x->key_hash == RT_KEY_HASH_RECEIVER) mark(g, x->hash, RT_ROLE_KEY_HASH, x);
     mark_uniques(g, x->uniq2_op, n_units(x), RT_ROLE_UNIQUE_OWNER, x);
-    mark(g, x->lookup, RT_ROLE_LOOKUP, x);
     mark(g, x->out_a2a, RT_ROLE_OUT_A2A, x);
     mark(g, x->unpermute, RT_ROLE_RECOVER, x);
 }
@@ -679,6 +719,33 @@ static uint64_t lens_bytes(const rt_exchange *x, int q, uint64_t b)
     return rt_dedup_stage1(x->dedup) ? x->lens_to[q] : x->lens_to[q] * b;
 }
 
+/* Fusion none: feature i's gather on rep R reads its IDs and rows, writes its rows into an
+ * fp32 buffer and copies them into the embedding message (the round trip). */
+static void fill_per_feature(const rt_exchange *x, rt_graph *g, const rt_scenario *s,
+                             const rt_workload *w, int r)
+{
+    int G = x->G, n = x->n_features, rank = w->rep_rank[r];
+    int k = rt_group_index(x->group, rank), idb = s->workload.id_bytes;
+    double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
+    for (int i = 0; i < n; i++) {
+        int f = x->features[i];
+        const rt_table *tb = &s->model.tables[f];
+        int w_k = owner_width(x, s, f, k);
+        double pooled = !tb->sequence && !rt_dedup_stage1(x->dedup) ? w_k * cb : 0;
+        double in = 0, rows = 0, out = 0;
+        for (int q = 0; q < G; q++) {
+            int from_rep = rt_exchange_rep_of(w, rt_group_member(x->group, rank, q));
+            long at = ((long)from_rep * G + k) * n + i;
+            in += (double)x->fi_ids[at];
+            rows += x->fi_rows[at];
+            out += pooled * rt_plan_rep_batch(w, from_rep) + (double)x->fi_back[at];
+        }
+        rt_op_cost *c = rt_graph_cost(g, x->lookup + i, r);
+        c->bytes = in * idb + rows + out + rt_fusion_round_trip(out / cb);
+        c->flops = rows / (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f));
+    }
+}
+
 void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,
                       int r)
 {
@@ -727,6 +794,9 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     rt_op_cost *lk = rt_graph_cost(g, x->lookup, r);
     lk->bytes = in_ids * idb + rows + out->bytes;
     lk->flops = elems; /* one add per pooled element */
+    if (x->fusion == RT_FUSION_SPARSE && s->plan.comm_dtype != RT_DT_FP32)
+        lk->bytes += rt_fusion_round_trip(out->bytes / rt_dtype_bytes(s->plan.comm_dtype));
+    if (x->fusion == RT_FUSION_NONE) fill_per_feature(x, g, s, w, r);
     rt_graph_cost(g, x->unpermute, r)->bytes = 2 * out->recv_bytes;
     rt_op_cost *up = rt_graph_cost(g, x->update, r);
     up->bytes = in_ids * idb + upd;

@@ -29,6 +29,7 @@ static const char *const hsp_sync_names[] = {"dense", "sparse", NULL};
 typedef struct hsp_opts {
     int group_size;
     hsp_sync sync;
+    rt_fusion fusion;
 } hsp_opts;
 
 /* Rows and elements (row x width) of shard owner q touched by a set of IDs. */
@@ -216,7 +217,8 @@ static rt_graph *hsp_build(const rt_scenario *s, const void *opts, const rt_work
     int N = w->world, I = o->group_size, M = N / I, T = s->model.n_tables;
     rt_group world = {N, 1}, group = {I, 1};
     rt_shard_map sm = {0};
-    rt_exchange x = {.tag = "", .n_features = T, .group = group, .shards = &sm};
+    rt_exchange x = {
+        .tag = "", .n_features = T, .group = group, .shards = &sm, .fusion = o->fusion};
     touched t = {calloc((size_t)I, sizeof(double)), calloc((size_t)I, sizeof(double))};
     rt_graph *g = NULL;
     int *all = malloc(sizeof(int) * (size_t)(T ? T : 1));
@@ -283,15 +285,18 @@ static int hsp_configure(const rt_scenario *s, void **opts)
             (long long)I, G, G);
         return -1;
     }
+    rt_fusion fusion;
+    if (rt_fusion_parse(s, RT_DEDUP_NONE, &fusion)) return -1;
     hsp_opts *o = malloc(sizeof *o);
     if (!o) return -1;
+    o->fusion = fusion;
     o->group_size = (int)I;
     o->sync = (hsp_sync)sync;
     *opts = o;
     return 0;
 }
 
-static const char *const hsp_keys[] = {"group_size", "sync", NULL};
+static const char *const hsp_keys[] = {"group_size", "sync", "fusion", NULL};
 
 const rt_plan rt_plan_hsp = {
     .name = "hsp",

@@ -37,6 +37,21 @@ static void check_gather_pool(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64_t r
     RT_TCHECK(t, rt_kcuda_ctx_sync(c) == RT_K_OK);
     RT_TCLOSE_DEV(t, "gpu gather_pool", d_out, cpu, nbags * dim, 1e-5, 1e-5);
     RT_TCLOSE_DEV(t, "gpu sequence_lookup", d_seq, cpu_seq, n * dim, 0, 0);
+    /* The fused gather: bags from the middle on, and the IDs after the first third as rows,
+     * into one output, against the CPU kernel on the same segments. */
+    const int64_t b0 = nbags / 2, i0 = n / 3, rows_out = (nbags - b0) + (n - i0);
+    float *cpu_seg = rt_talloc((size_t)(rows_out * dim) * 4 + 4);
+    float *d_seg = rt_tpoisoned((size_t)(rows_out * dim) * 4);
+    rt_kgather_seg hs[2] = {{host, ids, off, b0, nbags - b0, cpu_seg},
+                            {host, ids, NULL, i0, n - i0, cpu_seg + (nbags - b0) * dim}};
+    rt_kgather_seg ds[2] = {{dev, d_ids, d_off, b0, nbags - b0, d_seg},
+                            {dev, d_ids, NULL, i0, n - i0, d_seg + (nbags - b0) * dim}};
+    RT_TCHECK(t, rt_kcpu_gather_segments(hs, 2) == RT_K_OK);
+    RT_TCHECK(t, rt_kcuda_gather_segments(ds, 2, c) == RT_K_OK);
+    RT_TCHECK(t, rt_kcuda_ctx_sync(c) == RT_K_OK);
+    RT_TCLOSE_DEV(t, "gpu gather_segments", d_seg, cpu_seg, rows_out * dim, 1e-5, 1e-5);
+    D(d_seg);
+    free(cpu_seg);
     if (n > 0) { /* an out-of-range ID is reported at sync */
         const int64_t bad = rows;
         cudaMemcpy(d_ids, &bad, 8, cudaMemcpyHostToDevice);
