@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_mpi.h"
 #include "checkpoint.h"
 #include "criteo.h"
 #include "dump.h"
@@ -212,6 +213,7 @@ typedef struct run {
     rt_xtimes t;
     rt_criteo *data;
     int dev_open, comm_open;
+    int agreed; /* every rank knows the run failed: no abort needed */
 } run;
 
 static int world_matches(const rt_graph *g, FILE *err)
@@ -285,7 +287,17 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
                         "rectwin-exec yet; allowed: --checkpoint/--resume/--dump without them\n");
         return -1;
     }
-    if (a->resume && rt_xckpt_load(&R->x, a->resume, stderr)) return -1;
+    if (a->resume) {
+        /* Every rank loads its own shards. They agree on the outcome, so that a bad or missing
+         * file ends the run on all ranks with the failing rank's message printed: an abort
+         * can kill mpirun's output forwarding before that message has passed through it. */
+        int bad = rt_xckpt_load(&R->x, a->resume, stderr) != 0, any = bad;
+        RT_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        if (any) {
+            R->agreed = 1;
+            return -1;
+        }
+    }
     cfg->first_iteration = a->resume ? R->x.iteration + 1 : 0;
     cfg->warmup = a->warmup >= 0 ? a->warmup : s->workload.warmup;
     cfg->iterations = a->iterations > 0 ? a->iterations : s->workload.iterations;
@@ -339,7 +351,7 @@ int main(int argc, char **argv)
     int rc = execute(&R, &a, &cfg, &mismatched) ? 1 : 0;
     /* A rank that failed once the ranks talk to each other must not leave its peers waiting in
      * a collective: it stops them all (its message above names it and the step). */
-    if (rc && R.comm_open) {
+    if (rc && R.comm_open && !R.agreed) {
         fflush(stderr);
         R.comm.ops->abort(&R.comm, 1);
     }
