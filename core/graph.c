@@ -6,7 +6,7 @@
 const char *const rt_stream_names[] = {"compute", "comm", "copy", NULL};
 const char *const rt_kernel_kind_names[] = {
     "bucketize", "unique", "lookup",        "unpermute",    "peer_permute", "shuffle", "dense_fwd",
-    "dense_bwd", "loss",   "sparse_update", "dense_update", "h2d",          NULL};
+    "dense_bwd", "loss",   "sparse_update", "dense_update", "h2d",          "hash",    NULL};
 const char *const rt_coll_kind_names[] = {"alltoallv", "allreduce", "reduce_scatter",
                                           "allgather", "sendrecv",  NULL};
 const char *const rt_coll_algo_names[] = {"auto",         "direct", "ring", "tree",
@@ -23,6 +23,7 @@ const char *const rt_role_names[] = {
     "input_h2d",
     "tm_fwd", "tm_bwd", "tm_allreduce", "tm_update",
     "seq_pad", "seq_unpad",
+    "hash_probe", "hash_fetch", "hash_writeback", "hash_evict",
     NULL};
 /* clang-format on */
 _Static_assert(sizeof rt_role_names / sizeof *rt_role_names == RT_ROLE_COUNT + 1,

@@ -28,6 +28,7 @@ typedef enum {
     RT_K_SPARSE_UPDATE, /* scatter-add + optimizer */
     RT_K_DENSE_UPDATE,
     RT_K_H2D,
+    RT_K_HASH, /* dynamic table: probe and insert keys, grow the key structure, evict */
     RT_K_COUNT
 } rt_kernel_kind;
 
@@ -97,6 +98,13 @@ typedef enum {
      * layout before the dense layers, and their gradients back to the jagged rows after. */
     RT_ROLE_SEQ_PAD,
     RT_ROLE_SEQ_UNPAD,
+    /* Dynamic tables (plans/dynamic.h): keys to rows through the hash table, inserting new
+     * ones; with values in host memory the touched rows come in and go back over the host
+     * link; eviction down to the capacity after the update. */
+    RT_ROLE_HASH_PROBE,
+    RT_ROLE_HASH_FETCH,
+    RT_ROLE_HASH_WRITEBACK,
+    RT_ROLE_HASH_EVICT,
     RT_ROLE_COUNT
 } rt_role;
 
@@ -131,6 +139,9 @@ typedef struct rt_graph_unit {
     int tm_kind;
     double tm_compression;
     int tm_cross_layers, tm_cross_rank;
+    /* plan.fusion (plans/fusion.h) as an int: 0 unset, 1 one gather per feature, 2 one fused
+     * gather over every table the owner serves, writing the message in place. */
+    int fusion;
 } rt_graph_unit;
 
 typedef struct rt_op {
@@ -147,7 +158,8 @@ typedef struct rt_op {
     int deps_at; /* first dependency in rt_graph.deps */
     rt_role role;
     int unit;  /* index into rt_graph.units, -1 when the op belongs to none */
-    int layer; /* dense layer of a DENSE_FWD / DENSE_BWD op, -1 otherwise */
+    int layer; /* dense layer of a DENSE_FWD / DENSE_BWD op; the feature (index in the unit)
+                * of a per-feature LOOKUP; -1 otherwise */
     /* Overlap windows (plans/overlap.h) hold ops of several batches: this op works on batch
      * i + batch_offset of window i (+1: the next batch's sparse forward; -1: semi-async's
      * previous sparse backward; 0 otherwise). */

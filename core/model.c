@@ -34,9 +34,9 @@ static const char *const model_keys[] = {"name",    "source", "dense_features", 
 static const char *const training_keys[] = {"dense_optimizer", "dense_lr", "sparse_lr", "beta1",
                                             "beta2",           "eps",      NULL};
 static const char *const dense_optimizer_names[] = {"sgd", "adam", NULL};
-static const char *const table_keys[] = {"name",    "rows",      "count",       "dim",
-                                         "dtype",   "optimizer", "initializer", "sequence",
-                                         "dynamic", "pooling",   "ids",         NULL};
+static const char *const table_keys[] = {"name",      "rows",        "count",    "dim",     "dtype",
+                                         "optimizer", "initializer", "sequence", "dynamic", "hash",
+                                         "pooling",   "ids",         NULL};
 static const char *const len_keys[] = {"kind", "mean",   "sigma",   "min",
                                        "max",  "values", "weights", NULL};
 static const char *const id_keys[] = {"kind", "alpha", NULL};
@@ -132,6 +132,12 @@ static int table_fields(rt_cfg *c, struct fy_node *map, rt_table *t)
     if (rt_cfg_get_str(c, map, "initializer", 0, &t->initializer) < 0) return -1;
     if (rt_cfg_get_bool(c, map, "sequence", 0, &t->sequence) < 0) return -1;
     if (rt_cfg_get_bool(c, map, "dynamic", 0, &t->dynamic) < 0) return -1;
+    struct fy_node *hash = rt_cfg_get_map(c, map, "hash", 0, &ok);
+    if (!ok || (hash && rt_dyn_spec_parse(c, hash, &t->hash))) return -1;
+    if (hash && !t->dynamic) {
+        rt_cfg_error(c, hash, "hash describes a dynamic table; allowed: with dynamic: true");
+        return -1;
+    }
     struct fy_node *pool = rt_cfg_get_map(c, map, "pooling", 0, &ok);
     if (!ok) return -1;
     if (pool) {
@@ -445,14 +451,15 @@ int rt_model_parse(rt_cfg *c, struct fy_node *map, rt_model *m, int partial)
     rt_table defaults = {.dim = 128,
                          .dtype = RT_DT_FP32,
                          .optimizer = RT_OPT_ROWWISE_ADAGRAD,
+                         .hash = rt_dyn_spec_default(),
                          .pooling = {.kind = RT_LEN_FIXED, .mean = 1},
                          .ids = {.kind = RT_DIST_UNIFORM}};
     struct fy_node *dmap = rt_cfg_get_map(c, map, "defaults", 0, &ok);
     if (!ok) return -1;
     if (dmap) {
-        static const char *const default_keys[] = {"dim",         "dtype",    "optimizer",
-                                                   "initializer", "sequence", "dynamic",
-                                                   "pooling",     "ids",      NULL};
+        static const char *const default_keys[] = {
+            "dim",     "dtype", "optimizer", "initializer", "sequence",
+            "dynamic", "hash",  "pooling",   "ids",         NULL};
         if (rt_cfg_check_keys(c, dmap, default_keys) || table_fields(c, dmap, &defaults)) {
             table_clear(&defaults);
             return -1;

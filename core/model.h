@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "dynamic_table.h"
 
 struct rt_cfg;
 struct fy_node;
@@ -38,8 +39,9 @@ typedef struct rt_id_spec {
 
 typedef struct rt_table {
     char *name;
-    uint64_t rows; /* vocabulary; for dynamic tables the expected number of live keys */
-    int dynamic;   /* hash table keyed by raw 64-bit IDs */
+    uint64_t rows;    /* vocabulary; for dynamic tables the expected number of live keys */
+    int dynamic;      /* hash table keyed by raw 64-bit IDs */
+    rt_dyn_spec hash; /* dynamic: the key structure and value chunks (core/dynamic_table.h) */
     int dim;
     int sequence; /* 1: un-pooled, one embedding per ID (sequence feature) */
     rt_dtype dtype;

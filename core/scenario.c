@@ -17,9 +17,21 @@ const char *const rt_seq_layout_names[] = {"jagged", "padded", NULL};
 
 static const char *const scenario_keys[] = {"name", "description", "model", "topology",
                                             "plan", "workload",    NULL};
-static const char *const workload_keys[] = {
-    "batch_per_rank", "global_batch", "seed",    "iterations", "mode",   "exact_max_ranks", "reps",
-    "id_bytes",       "ids",          "pooling", "seq_len",    "warmup", "sequence_layout", NULL};
+static const char *const workload_keys[] = {"batch_per_rank",
+                                            "global_batch",
+                                            "seed",
+                                            "iterations",
+                                            "mode",
+                                            "exact_max_ranks",
+                                            "reps",
+                                            "id_bytes",
+                                            "ids",
+                                            "pooling",
+                                            "seq_len",
+                                            "warmup",
+                                            "sequence_layout",
+                                            "new_id_rate",
+                                            NULL};
 static const char *const precision_keys[] = {"dense", "embedding", "comm", NULL};
 
 /* A file named in DOC: relative to DOC's directory first, then to the working directory. */
@@ -153,6 +165,7 @@ static int parse_workload(rt_cfg *c, struct fy_node *w, rt_workload_cfg *wl, int
         wl->seq_len.kind = RT_LEN_FIXED;
         if (rt_len_spec_parse(c, sl, &wl->seq_len)) return -1;
     }
+    if (rt_cfg_get_double(c, w, "new_id_rate", 0, 0, 1, &wl->new_id_rate) < 0) return -1;
     if (wl->batch_per_rank <= 0) {
         rt_cfg_error(c, w, "batch_per_rank (or global_batch) is required");
         return -1;
@@ -193,6 +206,8 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
     e = RT_AR_AUTO;
     if (rt_cfg_get_enum(c, p, "dense_allreduce", 0, rt_allreduce_names, &e) < 0) return -1;
     pc->dense_allreduce = (rt_allreduce_algo)e;
+    pc->negatives = rt_neg_cfg_default();
+    if (rt_neg_cfg_parse(c, p, m, &pc->negatives)) return -1;
     return parse_plan_schedule(c, p, pc);
 }
 
@@ -217,9 +232,38 @@ static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
     return 0;
 }
 
+/* New IDs are fresh 64-bit keys past every table's rows: they need 8-byte IDs, a dynamic
+ * table to insert them, and an owner found without a row block (table- or column-wise, or
+ * FusedRec's hash routing); SPTT's lookup prices no hash table. */
+static int check_new_ids(const rt_scenario *s, rt_cfg *c, struct fy_node *root)
+{
+    if (s->workload.new_id_rate <= 0) return 0;
+    struct fy_node *w = fy_node_mapping_lookup_by_string(root, "workload", FY_NT);
+    struct fy_node *at = w ? fy_node_mapping_lookup_by_string(w, "new_id_rate", FY_NT) : NULL;
+    int dynamic = 0;
+    for (int i = 0; i < s->model.n_tables; i++)
+        dynamic |= s->model.tables[i].dynamic;
+    const char *why = !dynamic ? "the model has no dynamic table to insert them"
+                      : s->workload.id_bytes != 8
+                          ? "new keys are 64-bit, but workload.id_bytes is 4"
+                      : !strcmp(s->plan.name, "sptt") ? "plan sptt does not price hash tables"
+                      : s->plan.sharding == RT_SHARD_ROW && strcmp(s->plan.name, "fused")
+                          ? "a new key has no row block under row_wise sharding"
+                          : NULL;
+    if (!why) return 0;
+    char msg[240];
+    snprintf(msg, sizeof msg, "%s (model '%s')", why, s->model.name);
+    rt_cfg_error(c, at ? at : root,
+                 "new_id_rate %g: %s; allowed: 0, or dynamic tables with id_bytes 8 under flat, "
+                 "fused or hsp with table_wise or column_wise sharding (fused: any)",
+                 s->workload.new_id_rate, msg);
+    return -1;
+}
+
 /* Combinations no single key can judge. */
 static int validate(rt_scenario *s, rt_cfg *c, struct fy_node *root)
 {
+    if (check_new_ids(s, c, root)) return -1;
     struct fy_node *plan = fy_node_mapping_lookup_by_string(root, "plan", FY_NT);
     const rt_plan_cfg *p = &s->plan;
     if (s->topology.device.peak_flops[p->dense_dtype] <= 0) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "negatives.h"
 #include "topology.h"
 
 struct rt_cfg;
@@ -60,6 +61,7 @@ typedef struct rt_plan_cfg {
     int64_t token_target; /* balance: tokens per rank (0 = the mean over ranks) */
     rt_memory_policy memory;
     int grad_accum;       /* micro-batches per optimizer step (plans/accumulate.h); 1: none */
+    rt_neg_cfg negatives; /* sampled negatives: offload, fp16, logit sharing (core/negatives.h) */
     struct fy_node *node; /* the plan mapping, for plan-specific keys */
     struct rt_cfg *cfg;   /* the document that node belongs to */
 } rt_plan_cfg;
@@ -80,6 +82,9 @@ typedef struct rt_workload_cfg {
     rt_len_spec seq_len;
     int id_bytes; /* bytes per ID on the wire: 4 or 8 */
     rt_seq_layout seq_layout;
+    /* Fraction of a dynamic table's IDs that are keys never seen before: each is inserted by
+     * the owner's hash table (core/dynamic_table.h), so the tables grow during training. */
+    double new_id_rate;
 } rt_workload_cfg;
 
 typedef struct rt_scenario {

@@ -156,6 +156,23 @@ static const uint32_t *shared_lengths(const rt_scenario *s, const rt_feature_bat
     return NULL;
 }
 
+/* A dynamic table's new IDs: each ID is, with probability new_id_rate, a key never drawn
+ * before, rows + a 61-bit hash of (seed, rank, table, position), so new keys are distinct
+ * across ranks and iterations (seed + k) and never collide with the first rows keys. A hash,
+ * not the RNG, decides: the other IDs stay the draws they are at rate 0. */
+static void replace_new_ids(const rt_scenario *s, uint64_t seed, int rank, int f,
+                            rt_feature_batch *fb)
+{
+    double rate = s->workload.new_id_rate;
+    if (rate <= 0) return;
+    uint64_t base = mix64(seed ^ mix64(((uint64_t)rank << 24) ^ (uint64_t)f ^ 0x6e65772d6964ull));
+    for (uint64_t i = 0; i < fb->n_ids; i++) {
+        uint64_t h = mix64(base + i);
+        if ((double)(h >> 11) * 0x1.0p-53 < rate)
+            fb->ids[i] = s->model.tables[f].rows + (mix64(h ^ 0x9e3779b97f4a7c15ull) >> 3);
+    }
+}
+
 /* SHARED (may be NULL): the lengths of the sample's sequence, drawn for its first sequence
  * table: every sequence table of a model describes the same tokens (MTGR's item, category,
  * ... of each behaviour), so they share one length per sample. */
@@ -185,6 +202,7 @@ static int sample_feature(const rt_scenario *s, uint64_t seed, int rank, int f, 
         for (uint64_t i = 0; i < total; i++)
             fb->ids[i] = uniform_below(rng, t->rows);
     }
+    if (t->dynamic) replace_new_ids(s, seed, rank, f, fb);
     return 0;
 }
 

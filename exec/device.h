@@ -58,6 +58,7 @@ typedef struct rt_xdev_ops {
                               const int64_t *offsets, int64_t nbags, rt_kpool pool, float *out);
     rt_kstatus (*sequence_lookup)(rt_xdev *d, const rt_ktable *t, const int64_t *ids, int64_t n,
                                   float *out);
+    rt_kstatus (*gather_segments)(rt_xdev *d, const rt_kgather_seg *segs, int64_t nseg);
     rt_kstatus (*gather_rows)(rt_xdev *d, const float *src, int64_t src_rows, int64_t dim,
                               const int64_t *idx, int64_t n, float *dst);
     rt_kstatus (*scatter_add_rows)(rt_xdev *d, const float *src, int64_t n, int64_t dim,

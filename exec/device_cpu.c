@@ -173,6 +173,12 @@ static rt_kstatus rt_xcpu_gather_pool(rt_xdev *d, const rt_ktable *t, const int6
     return rt_kcpu_gather_pool(t, ids, offsets, nbags, pool, out);
 }
 
+static rt_kstatus rt_xcpu_gather_segments(rt_xdev *d, const rt_kgather_seg *segs, int64_t nseg)
+{
+    (void)d;
+    return rt_kcpu_gather_segments(segs, nseg);
+}
+
 static rt_kstatus rt_xcpu_sequence_lookup(rt_xdev *d, const rt_ktable *t, const int64_t *ids,
                                           int64_t n, float *out)
 {
@@ -407,6 +413,7 @@ const rt_xdev_ops rt_xdev_cpu = {
     .describe = rt_xcpu_describe,
     .gather_pool = rt_xcpu_gather_pool,
     .sequence_lookup = rt_xcpu_sequence_lookup,
+    .gather_segments = rt_xcpu_gather_segments,
     .gather_rows = rt_xcpu_gather_rows,
     .scatter_add_rows = rt_xcpu_scatter_add_rows,
     .sparse_update = rt_xcpu_sparse_update,

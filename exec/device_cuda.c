@@ -397,6 +397,11 @@ static rt_kstatus k_gather_pool(rt_xdev *d, const rt_ktable *t, const int64_t *i
     return rt_kcuda_gather_pool(t, ids, offsets, nbags, pool, out, ctx_of(d));
 }
 
+static rt_kstatus k_gather_segments(rt_xdev *d, const rt_kgather_seg *segs, int64_t nseg)
+{
+    return rt_kcuda_gather_segments(segs, nseg, ctx_of(d));
+}
+
 static rt_kstatus k_sequence_lookup(rt_xdev *d, const rt_ktable *t, const int64_t *ids, int64_t n,
                                     float *out)
 {
@@ -615,6 +620,7 @@ const rt_xdev_ops rt_xdev_cuda = {
     .describe = cuda_describe,
     .gather_pool = k_gather_pool,
     .sequence_lookup = k_sequence_lookup,
+    .gather_segments = k_gather_segments,
     .gather_rows = k_gather_rows,
     .scatter_add_rows = k_scatter_add_rows,
     .sparse_update = k_sparse_update,

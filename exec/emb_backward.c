@@ -140,7 +140,12 @@ static int update_entry(rt_xexec *x, rt_xunit *xu, int e, int op, FILE *err)
             d, &sh->t, sh->st, &opt, xu->own_ids[e].p, pr ? NULL : xu->own_offsets[e].p,
             pr ? xu->own_n[e] : xu->boff[xu->G], RT_KPOOL_SUM, xu->own_grad[e].p);
     }
-    return rt_xemb_kcheck(st, err, x, op, "sparse_update");
+    if (rt_xemb_kcheck(st, err, x, op, "sparse_update")) return -1;
+    /* A dynamic shard's updated working set goes back into its hash rows, here unless the
+     * values live in host memory (then the write-back op does it). */
+    if (sh->dyn && x->s->model.tables[sh->table].hash.offload != RT_OFFLOAD_VALUES)
+        rt_xdyn_write_back(sh);
+    return 0;
 }
 
 /* The graph's update bytes for entry E (plans/exchange.c): per ID its key, the gradient read,

@@ -269,7 +269,7 @@ static int64_t local_row(const rt_xunit *xu, const rt_xshard *sh, int e, uint64_
 static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int op, FILE *err)
 {
     int G = xu->G, E = xu->n_entries, ib = idb(x);
-    const rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
+    rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
     int64_t n = 0;
     for (int p = 0; p < G; p++)
         n += xu->n_from[p * E + e];
@@ -288,7 +288,8 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
             if (rt_xemb_served(xu, xu->k, e2)) slot++, before += (size_t)xu->n_from[p * E + e2];
         const uint8_t *idp = m[p].ids + before * (size_t)ib;
         for (int64_t j = 0; j < xu->n_from[p * E + e]; j++) {
-            ids[at + j] = local_row(xu, sh, e, rt_xemb_get_id(idp + (size_t)j * ib, ib));
+            uint64_t id = rt_xemb_get_id(idp + (size_t)j * ib, ib);
+            ids[at + j] = sh->dyn ? (int64_t)id : local_row(xu, sh, e, id);
             if (ids[at + j] < 0) return rt_xemb_fail(err, x, op, "an ID of another shard arrived");
         }
         int64_t b = xu->bsz[p], L = rt_xemb_counts(xu, (int)b), o = xu->boff[p];
@@ -302,6 +303,9 @@ static int entry_indices(rt_xexec *x, rt_xunit *xu, const message *m, int e, int
     if (rt_xemb_per_row(xu, e))
         for (int64_t j = 0; j < n; j++)
             bag[j] = j;
+    /* A dynamic shard's keys become rows of its working set. */
+    if (sh->dyn && rt_xdyn_probe(sh, x->s, ids, n, err))
+        return rt_xemb_fail(err, x, op, "hash table probe");
     if (rt_xemb_put(x, &xu->own_ids[e], ids, (size_t)n, err)) return -1;
     if (!rt_xemb_per_row(xu, e) &&
         rt_xemb_put(x, &xu->own_offsets[e], offs, (size_t)xu->boff[G] + 1, err))
@@ -348,6 +352,55 @@ int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
     free(m);
     xu->parsed = !rc;
     return rc;
+}
+
+/* ---- dynamic tables ------------------------------------------------------------------------ */
+
+/* Whether served entry E is a dynamic shard whose PART (keys or values) lives in host memory
+ * (RT_OFFLOAD_NONE: in HBM). */
+static int dyn_part(const rt_xexec *x, const rt_xunit *xu, int e, rt_offload part)
+{
+    if (!rt_xemb_served(xu, xu->k, e)) return 0;
+    const rt_table *tb = &x->s->model.tables[xu->entries[e].table];
+    if (!tb->dynamic) return 0;
+    if (part == RT_OFFLOAD_NONE) return tb->hash.offload != RT_OFFLOAD_KEYS;
+    return tb->hash.offload == part;
+}
+
+/* The probe op in HBM (a hash kernel) or in host memory (a host-link op, priced as the IDs
+ * and rows crossing it): the probe of every received key happens when the ID messages are
+ * parsed; the host-memory one then copies its rows to the device again, and each brings the
+ * working set of its shards whose values are in HBM. */
+int rt_xemb_probe(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    if (rt_xemb_parse(x, xu, op, err)) return -1;
+    int host = x->g->ops[op].kernel == RT_K_H2D;
+    for (int e = 0; e < xu->n_entries; e++) {
+        if (!dyn_part(x, xu, e, host ? RT_OFFLOAD_KEYS : RT_OFFLOAD_NONE)) continue;
+        if (host && rt_xemb_put(x, &xu->own_ids[e], xu->own_host_ids[e], (size_t)xu->own_n[e], err))
+            return -1;
+        rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
+        if (!dyn_part(x, xu, e, RT_OFFLOAD_VALUES) && rt_xdyn_fetch(sh, x->dev, err))
+            return rt_xemb_fail(err, x, op, "hash table fetch");
+    }
+    return 0;
+}
+
+/* Fetch, write-back (values in host memory) and eviction of the unit's dynamic shards. */
+int rt_xemb_hash_op(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
+{
+    rt_role role = x->g->ops[op].role;
+    for (int e = 0; e < xu->n_entries; e++) {
+        if (!dyn_part(x, xu, e, RT_OFFLOAD_NONE) && !dyn_part(x, xu, e, RT_OFFLOAD_KEYS)) continue;
+        rt_xshard *sh = &x->tables.shards[xu->shard_of[e]];
+        int values_host = dyn_part(x, xu, e, RT_OFFLOAD_VALUES);
+        if (role == RT_ROLE_HASH_FETCH && values_host && rt_xdyn_fetch(sh, x->dev, err))
+            return rt_xemb_fail(err, x, op, "hash table fetch");
+        if (role == RT_ROLE_HASH_WRITEBACK && values_host) rt_xdyn_write_back(sh);
+        if (role == RT_ROLE_HASH_EVICT && rt_xdyn_evict(sh, x->s, err))
+            return rt_xemb_fail(err, x, op, "hash table eviction");
+    }
+    return 0;
 }
 
 /* ---- lookup ------------------------------------------------------------------------------- */
@@ -442,14 +495,39 @@ static double lookup_bytes(const rt_xexec *x, const rt_xunit *xu)
     return in * idb(x) + rows + out;
 }
 
+/* plan.fusion none: feature I's entries only, plus their fp32 staging round trip. */
+static double feature_bytes(const rt_xexec *x, const rt_xunit *xu, int i)
+{
+    double b = 0;
+    for (int e = 0; e < xu->n_entries; e++) {
+        if (!rt_xemb_served(xu, xu->k, e) || xu->entries[e].i != i) continue;
+        double w = xu->entries[e].width, out = 0;
+        double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(x->s, xu->entries[e].table));
+        for (int p = 0; p < xu->G; p++)
+            out += (double)rt_xemb_rows(xu, e, (int)xu->bsz[p], xu->n_from[p * xu->n_entries + e]);
+        b += (double)xu->own_n[e] * (idb(x) + w * eb) + out * w * (double)rt_xemb_cb(x) +
+             rt_fusion_round_trip(out * w);
+    }
+    return b;
+}
+
+/* One op per unit, or with plan.fusion none one per feature (its index in `layer`): the first
+ * decodes the ID messages and lays out the embedding message for all of them. */
 int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
-    if (rt_xemb_parse(x, xu, op, err)) return -1;
-    emb_layout(x, xu);
-    if (rt_xbuf_reserve(x->dev, &xu->emb_send, rt_xemb_total(xu->emb_sc, xu->G), err)) return -1;
+    int feat = x->g->ops[op].layer;
+    if (feat <= 0) {
+        if (rt_xemb_parse(x, xu, op, err)) return -1;
+        emb_layout(x, xu);
+        if (rt_xbuf_reserve(x->dev, &xu->emb_send, rt_xemb_total(xu->emb_sc, xu->G), err))
+            return -1;
+    }
+    if (xu->u->fusion == RT_FUSION_SPARSE) return rt_xemb_lookup_fused(x, xu, op, err);
     for (int e = 0; e < xu->n_entries; e++)
-        if (rt_xemb_served(xu, xu->k, e) && lookup_entry(x, xu, e, op, err)) return -1;
-    rt_xexec_count(x, op, lookup_bytes(x, xu), 0);
+        if (rt_xemb_served(xu, xu->k, e) && (feat < 0 || xu->entries[e].i == feat) &&
+            lookup_entry(x, xu, e, op, err))
+            return -1;
+    rt_xexec_count(x, op, feat < 0 ? lookup_bytes(x, xu) : feature_bytes(x, xu, feat), 0);
     return 0;
 }
 

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "dedup.h"
+#include "emb_dynamic.h"
 #include "exec.h"
+#include "fusion.h"
 
 static inline int rt_xemb_fail(FILE *err, const rt_xexec *x, int op, const char *what)
 {
@@ -142,6 +144,13 @@ int rt_xemb_route(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_ids_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_cat_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* plan.fusion sparse (emb_fusion.c): every served entry's rows in one gather launch, written
+ * into the embedding message in place (through one fp32 image and one conversion when the
+ * comm precision is lower). */
+int rt_xemb_lookup_fused(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* Dynamic tables (emb_dynamic.h): the probe op, and the fetch, write-back and eviction ops. */
+int rt_xemb_probe(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+int rt_xemb_hash_op(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_out_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_recover(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
 int rt_xemb_grad_a2a(rt_xexec *x, rt_xunit *xu, int op, FILE *err);

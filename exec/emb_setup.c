@@ -12,6 +12,35 @@ int rt_xemb_put(rt_xexec *x, rt_xbuf *b, const int64_t *h, size_t n, FILE *err)
     return n ? x->dev->ops->copy(x->dev, b->p, h, n * sizeof(int64_t), RT_XCOPY_H2D) : 0;
 }
 
+/* Dynamic tables run through the host-side hash table (emb_dynamic.h): on the CPU backend,
+ * one batch at a time, over plain table, column or row-block shards. */
+static int dynamic_unsupported(const rt_xexec *x, const rt_graph_unit *u, FILE *err)
+{
+    const rt_scenario *s = x->s;
+    int dynamic = 0, narrow = 0;
+    for (int i = 0; i < u->n_features; i++) {
+        int f = u->features[i];
+        dynamic |= s->model.tables[f].dynamic;
+        narrow |= s->model.tables[f].dynamic && rt_scenario_table_dtype(s, f) != RT_DT_FP32;
+    }
+    const char *why = !dynamic                             ? NULL
+                      : !x->dev->ops->host_memory          ? "a device other than cpu"
+                      : narrow                             ? "a table dtype other than fp32"
+                      : u->key_hash                        ? "FusedRec's (category, ID) key hash"
+                      : u->hash_rows                       ? "hash-routed rows (fused, row_wise)"
+                      : u->sync.size > 1                   ? "hsp"
+                      : u->tower_size                      ? "sptt"
+                      : s->plan.overlap != RT_OVERLAP_SYNC ? "overlap other than sync"
+                                                           : NULL;
+    if (!why) return 0;
+    fprintf(err,
+            "exec: dynamic tables with %s are not executed by rectwin-exec yet; allowed: the cpu "
+            "device, fp32 embeddings, plan flat (or fused with variant tfra_fused off and "
+            "table_wise or column_wise sharding), overlap sync (rectwin sim predicts the rest)\n",
+            why);
+    return -1;
+}
+
 static int unsupported(const rt_graph_unit *u, const rt_scenario *s, FILE *err)
 {
     int low = s->plan.comm_dtype != RT_DT_FP32;
@@ -135,7 +164,7 @@ static int setup_unit(rt_xexec *x, int k, int n, FILE *err)
 {
     rt_xunit *xu = &x->slots[k].units[n];
     xu->u = &x->g->units[n];
-    if (unsupported(xu->u, x->s, err)) return -1;
+    if (unsupported(xu->u, x->s, err) || dynamic_unsupported(x, xu->u, err)) return -1;
     xu->G = xu->u->group.size;
     xu->k = rt_group_index(xu->u->group, x->rank);
     if (build_entries(xu, x->s) || alloc_unit(xu)) {
@@ -258,6 +287,12 @@ int rt_xemb_run(rt_xexec *x, int op, FILE *err)
         return rt_xemb_cat_a2a(x, xu, op, err);
     case RT_ROLE_LOOKUP:
         return rt_xemb_lookup(x, xu, op, err);
+    case RT_ROLE_HASH_PROBE:
+        return rt_xemb_probe(x, xu, op, err);
+    case RT_ROLE_HASH_FETCH:
+    case RT_ROLE_HASH_WRITEBACK:
+    case RT_ROLE_HASH_EVICT:
+        return rt_xemb_hash_op(x, xu, op, err);
     case RT_ROLE_OUT_A2A:
         return rt_xemb_out_a2a(x, xu, op, err);
     case RT_ROLE_RECOVER:

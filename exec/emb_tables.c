@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emb_dynamic.h"
+
 static uint64_t mix(uint64_t x)
 {
     return rt_kmix64(x + 0x9e3779b97f4a7c15ULL);
@@ -110,6 +112,12 @@ int rt_xtables_add(rt_xtables *ts, rt_xdev *d, const rt_scenario *s, int table, 
     memset(sh, 0, sizeof *sh);
     sh->table = table, sh->col0 = col0, sh->width = width, sh->row0 = row0, sh->rows = rows;
     sh->opt = rt_xtables_opt(s, table, 1).kind;
+    if (s->model.tables[table].dynamic) { /* a hash table; t and st become the working set */
+        sh->t = (rt_ktable){NULL, 0, width, RT_KDT_FP32};
+        sh->rows = 0;
+        ts->n++;
+        return rt_xdyn_create(sh, d, s, row0, rows, err) ? -1 : ts->n - 1;
+    }
     sh->t = (rt_ktable){NULL, (int64_t)rows, width, kdtype(rt_scenario_table_dtype(s, table))};
     size_t vb = (size_t)rows * (size_t)width * rt_kdtype_bytes(sh->t.dtype);
     if (!(sh->t.data = dev_alloc(d, vb, table, "values", err))) return -1;
@@ -143,6 +151,7 @@ void rt_xtables_free(rt_xtables *ts, rt_xdev *d)
         if (sh->st.s0) d->ops->release(d, sh->st.s0);
         if (sh->st.s1) d->ops->release(d, sh->st.s1);
         free(sh->row_ids);
+        rt_xdyn_free(sh, d);
     }
     free(ts->shards);
     memset(ts, 0, sizeof *ts);

@@ -19,6 +19,7 @@ typedef struct rt_xshard {
     rt_ktable t;         /* rows x width on the device */
     rt_kopt_state st;
     rt_koptim opt;
+    struct rt_xdyn *dyn; /* dynamic table (emb_dynamic.h): t and st hold the working set */
 } rt_xshard;
 
 typedef struct rt_xtables {

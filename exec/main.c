@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_mpi.h"
 #include "checkpoint.h"
 #include "criteo.h"
 #include "dump.h"
@@ -212,6 +213,7 @@ typedef struct run {
     rt_xtimes t;
     rt_criteo *data;
     int dev_open, comm_open;
+    int agreed; /* every rank knows the run failed: no abort needed */
 } run;
 
 static int world_matches(const rt_graph *g, FILE *err)
@@ -268,7 +270,34 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
                 "rectwin-exec yet; allowed: --checkpoint/--resume without a tower module\n");
         return -1;
     }
-    if (a->resume && rt_xckpt_load(&R->x, a->resume, stderr)) return -1;
+    const rt_neg_cfg *neg = &s->plan.negatives;
+    if (neg->offload || neg->fp16 || neg->expansion > 1) {
+        fprintf(stderr,
+                "exec: plan.negatives (offload, fp16, expansion) is not executed by rectwin-exec "
+                "yet: its sampled softmax shares the model's `negatives` in-batch token "
+                "embeddings across queries, not seed 002's per-token negatives; allowed: no "
+                "plan.negatives map (rectwin sim predicts it)\n");
+        return -1;
+    }
+    int dynamic = 0;
+    for (int i = 0; i < R->x.tables.n; i++)
+        dynamic |= R->x.tables.shards[i].dyn != NULL;
+    if (dynamic && (a->checkpoint || a->resume || a->dump)) {
+        fprintf(stderr, "exec: checkpoints and dumps of dynamic (hash) tables are not written by "
+                        "rectwin-exec yet; allowed: --checkpoint/--resume/--dump without them\n");
+        return -1;
+    }
+    if (a->resume) {
+        /* Every rank loads its own shards. They agree on the outcome, so that a bad or missing
+         * file ends the run on all ranks with the failing rank's message printed: an abort
+         * can kill mpirun's output forwarding before that message has passed through it. */
+        int bad = rt_xckpt_load(&R->x, a->resume, stderr) != 0, any = bad;
+        RT_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        if (any) {
+            R->agreed = 1;
+            return -1;
+        }
+    }
     cfg->first_iteration = a->resume ? R->x.iteration + 1 : 0;
     cfg->warmup = a->warmup >= 0 ? a->warmup : s->workload.warmup;
     cfg->iterations = a->iterations > 0 ? a->iterations : s->workload.iterations;
@@ -322,7 +351,7 @@ int main(int argc, char **argv)
     int rc = execute(&R, &a, &cfg, &mismatched) ? 1 : 0;
     /* A rank that failed once the ranks talk to each other must not leave its peers waiting in
      * a collective: it stops them all (its message above names it and the step). */
-    if (rc && R.comm_open) {
+    if (rc && R.comm_open && !R.agreed) {
         fflush(stderr);
         R.comm.ops->abort(&R.comm, 1);
     }

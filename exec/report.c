@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check_mpi.h"
+#include "emb_dynamic.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -112,18 +113,24 @@ long rt_xreport_check_bytes(const rt_xexec *x, long *checked, FILE *err)
 static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, int iters,
                            int batches)
 {
-    char *buf = malloc(1024);
+    char *buf = malloc(1400);
     if (!buf) return NULL;
-    snprintf(buf, 1024,
+    char hash[320] = "";
+    if (s->hash_slots)
+        snprintf(hash, sizeof hash,
+                 ", \"hash_tables\": {\"keys\": %ld, \"slots\": %ld, \"inserted\": %ld, "
+                 "\"evicted\": %ld, \"doublings\": %ld}",
+                 s->hash_keys, s->hash_slots, s->hash_inserted, s->hash_evicted, s->hash_grows);
+    snprintf(buf, 1400,
              "{\"device\": \"%s\", \"comm\": \"%s\", \"ranks\": %d, \"warmup\": %d, "
              "\"iterations\": %d, \"batches_trained\": %d, \"timing\": \"median over "
              "iterations per op\", "
              "\"iteration_wall_median_s\": %.9g, \"iteration_wall_spread_s\": %.9g, "
              "\"framework_overhead_s\": %.9g, \"loss_first\": %.9g, \"loss_last\": %.9g, "
-             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld}",
+             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld%s}",
              x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, batches,
              s->wall_median_s, s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last,
-             s->bytes_checked, s->bytes_mismatched);
+             s->bytes_checked, s->bytes_mismatched, hash);
     return buf;
 }
 
@@ -134,6 +141,21 @@ static int mean_loss(const rt_xtimes *t, int it, double *out)
     int world;
     RT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world));
     *out = l / world;
+    return 0;
+}
+
+static int hash_stats(const rt_xexec *x, rt_xsummary *sum)
+{
+    long h[5] = {0, 0, 0, 0, 0};
+    for (int i = 0; i < x->tables.n; i++) {
+        const rt_xdyn *dy = x->tables.shards[i].dyn;
+        if (!dy) continue;
+        h[0] += (long)rt_khash_size(dy->h), h[1] += (long)rt_khash_slots(dy->h);
+        h[2] += (long)dy->inserted, h[3] += (long)dy->evicted, h[4] += (long)dy->grows;
+    }
+    RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, h, 5, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    sum->hash_keys = h[0], sum->hash_slots = h[1], sum->hash_inserted = h[2];
+    sum->hash_evicted = h[3], sum->hash_grows = h[4];
     return 0;
 }
 
@@ -156,6 +178,7 @@ static int gather(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum,
     cnt[1] = rt_xreport_check_bytes(x, &cnt[0], stderr);
     RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
     sum->bytes_checked = cnt[0], sum->bytes_mismatched = cnt[1];
+    if (hash_stats(x, sum)) return -1;
     if (mean_loss(t, 0, &sum->loss_first) || mean_loss(t, t->n_iter - 1, &sum->loss_last))
         return -1;
     return 0;

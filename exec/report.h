@@ -16,6 +16,9 @@ typedef struct rt_xsummary {
     double wall_median_s, wall_spread_s;  /* iteration wall time: median, max - min */
     double peak_bytes;                    /* max over ranks of device bytes allocated */
     long bytes_checked, bytes_mismatched; /* ops, summed over ranks */
+    /* Dynamic tables, summed over ranks and shards: live keys and key slots at the end, keys
+     * inserted and evicted, doublings of key structures. */
+    long hash_keys, hash_slots, hash_inserted, hash_evicted, hash_grows;
 } rt_xsummary;
 
 /* Collective over every rank. On rank 0, *OUT receives the result (others get NULL). */

@@ -63,6 +63,19 @@ typedef enum { RT_KPOOL_SUM, RT_KPOOL_MEAN } rt_kpool;
  * fp32. An empty bag gives a zero row for both sum and mean. */
 rt_kstatus rt_kcpu_gather_pool(const rt_ktable *t, const int64_t *ids, const int64_t *offsets,
                                int64_t nbags, rt_kpool pool, float *out);
+/* One block of a fused multi-table gather (RecIS's fused lookup): output row j < n is the sum
+ * pool of bag first + j of (ids, offsets), or with offsets NULL the row ids[first + j]; rows
+ * are t.dim fp32 wide and land at out + j * t.dim. */
+typedef struct {
+    rt_ktable t;
+    const int64_t *ids;
+    const int64_t *offsets;
+    int64_t first, n;
+    float *out;
+} rt_kgather_seg;
+/* Every segment in one call (one launch on CUDA), so many small tables cost one dispatch and
+ * each segment writes straight into its place in a message. */
+rt_kstatus rt_kcpu_gather_segments(const rt_kgather_seg *segs, int64_t nseg);
 /* Un-pooled lookup: out[i] = table[ids[i]], out is n x dim fp32. */
 rt_kstatus rt_kcpu_sequence_lookup(const rt_ktable *t, const int64_t *ids, int64_t n, float *out);
 /* dst[i] = src[idx[i]] for fp32 rows (lookup recovery, dedup restore). */
@@ -208,7 +221,8 @@ static inline RT_KHD int64_t rt_kmerge_local(int64_t merged, int bits)
 /* ---- dynamic hash embedding table (MTGRBoost, RecIS) ----------------------------------- */
 
 /* Key structure: open addressing over 2^n slots of (key, row) with double-hashing probes of an
- * odd step, doubled when the load would pass 0.75; only keys and row numbers move. Values:
+ * odd step, doubled when the load would pass max_load (0.75 by default); only keys and row
+ * numbers move. Values:
  * fixed-size chunks of chunk_rows rows that never move; a current and a pre-allocated next
  * chunk are always present. Each row carries an LRU timestamp and an LFU count. */
 typedef struct rt_khash rt_khash;
@@ -223,7 +237,14 @@ typedef struct {
     int64_t chunk_rows;
     uint64_t init_seed; /* new rows: uniform(-init_scale, init_scale) from (seed, key) */
     float init_scale;
+    double max_load; /* in (0, 1): the key structure doubles past it; 0: 0.75 */
 } rt_khash_cfg;
+
+/* The load past which the key structure of CFG doubles. */
+static inline RT_KHD double rt_khash_max_load(const rt_khash_cfg *cfg)
+{
+    return cfg->max_load > 0 ? cfg->max_load : 0.75;
+}
 
 typedef enum { RT_KEVICT_LRU, RT_KEVICT_LFU } rt_kevict;
 

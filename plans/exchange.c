@@ -11,7 +11,12 @@ void rt_exchange_free(rt_exchange *x)
     free(x->lens_to), free(x->pooled_out);
     free(x->uniq1), free(x->recv_ids), free(x->uniq2), free(x->rows_in), free(x->upd_in);
     free(x->row_elems), free(x->elems_in);
+    free(x->fi_ids), free(x->fi_back), free(x->fi_rows);
+    x->fi_ids = x->fi_back = NULL;
+    x->fi_rows = NULL;
+    free(x->dyn), free(x->dyn_probe), free(x->dyn_ids), free(x->dyn_rows);
     x->row_elems = x->elems_in = NULL;
+    x->dyn = NULL, x->dyn_probe = x->dyn_ids = x->dyn_rows = NULL;
     x->n_ids = x->seq_back = x->lens_to = x->pooled_out = x->uniq1 = x->recv_ids = NULL;
     x->row_bytes = x->upd_bytes = x->uniq2 = x->rows_in = x->upd_in = NULL;
 }
@@ -49,6 +54,87 @@ static uint64_t count_sent(const rt_exchange *x, int f, const rt_feature_batch *
     return u;
 }
 
+/* With fusion none, what one feature adds to one (rep, member) cell: IDs, returned sequence
+ * bytes, table bytes read. */
+static void per_feature(rt_exchange *x, long at, uint64_t ids, uint64_t back, double rows)
+{
+    if (!x->fi_ids) return;
+    x->fi_ids[at] += ids;
+    x->fi_back[at] += back;
+    x->fi_rows[at] += rows;
+}
+
+/* What one dynamic ID of feature I costs the member Q holding WIDTH of its columns: its key in
+ * and row out, the slots probed at the run's load (a miss for a new key, which is then
+ * inserted: slot, row metadata, initial row and optimizer state) and the LRU/LFU counters
+ * read and written. */
+static void dyn_cost(rt_exchange *x, const rt_scenario *s, int i, long at, int width, int is_new)
+{
+    const rt_table *tb = &s->model.tables[x->features[i]];
+    const rt_dyn_run *run = &x->dyn[i];
+    double state = rt_optimizer_state_floats(tb->optimizer, width) * 4.0;
+    double row = width * (double)rt_dtype_bytes(rt_scenario_table_dtype(s, x->features[i])) + state;
+    double probe = is_new ? rt_dyn_probes_miss(run->load) : rt_dyn_probes_hit(run->load);
+    if (tb->hash.offload == RT_OFFLOAD_KEYS)
+        x->dyn_ids[at] += 1;
+    else
+        x->dyn_probe[at] += s->workload.id_bytes + 8 + probe * RT_DYN_SLOT_BYTES + 32 +
+                            (is_new ? RT_DYN_SLOT_BYTES + RT_DYN_META_BYTES + row : 0);
+    if (tb->hash.offload == RT_OFFLOAD_VALUES) x->dyn_rows[at] += row;
+}
+
+/* The dynamic IDs of the I-th feature that rep R sends: IDS (N of them, sorted with repeats
+ * when DISTINCT, each sent once then). */
+static void route_dynamic(rt_exchange *x, const rt_scenario *s, int i, const uint64_t *ids,
+                          uint64_t n, int distinct, int r)
+{
+    const rt_shard_map *sm = x->shards;
+    int f = x->features[i];
+    const rt_table *tb = &s->model.tables[f];
+    long base = (long)r * x->G;
+    for (uint64_t k = 0; k < n; k++) {
+        if (distinct && k > 0 && ids[k] == ids[k - 1]) continue;
+        int is_new = ids[k] >= tb->rows;
+        if (sm->kind == RT_SHARD_ROW) {
+            dyn_cost(x, s, i, base + row_owner(x, f, ids[k]), tb->dim, is_new);
+            continue;
+        }
+        for (int c = 0; c < sm->col_shards; c++)
+            dyn_cost(x, s, i, base + sm->owner[f * sm->col_shards + c], tb->dim / sm->col_shards,
+                     is_new);
+    }
+}
+
+/* Each dynamic feature's shard over the run: the keys it starts with (its rows) and the new
+ * keys it receives per iteration (the rate times the group's mean IDs of the feature, spread
+ * over the members under row-wise hashing). Returns 0 or -1 (out of memory). */
+static int dyn_runs(rt_exchange *x, const rt_scenario *s, const rt_workload *w)
+{
+    int any = 0;
+    for (int i = 0; i < x->n_features; i++)
+        any |= s->model.tables[x->features[i]].dynamic;
+    if (!any) return 0;
+    size_t rg = (size_t)x->R * (size_t)x->G;
+    x->dyn = calloc((size_t)x->n_features, sizeof *x->dyn);
+    x->dyn_probe = calloc(rg, sizeof(double));
+    x->dyn_ids = calloc(rg, sizeof(double));
+    x->dyn_rows = calloc(rg, sizeof(double));
+    if (!x->dyn || !x->dyn_probe || !x->dyn_ids || !x->dyn_rows) return -1;
+    int iters = s->workload.warmup + s->workload.iterations;
+    for (int i = 0; i < x->n_features; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        if (!tb->dynamic) continue;
+        double mean = 0;
+        for (int r = 0; r < x->R; r++)
+            mean += (double)rt_workload_batch(w, r, x->features[i])->n_ids / x->R;
+        int spread = x->shards->kind == RT_SHARD_ROW ? x->G : 1;
+        double keys0 = (double)tb->rows / spread;
+        double fresh = s->workload.new_id_rate * mean * x->G / spread;
+        x->dyn[i] = rt_dyn_simulate(&tb->hash, keys0, fresh, iters);
+    }
+    return 0;
+}
+
 /* Adds the IDs of the I-th feature in FB, sent by rep R, to the traffic they cause. SENT, when
  * not NULL, receives the IDs sent to each group index. */
 static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_feature_batch *fb,
@@ -65,11 +151,17 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
     memset(cnt, 0, sizeof(uint64_t) * (size_t)x->G);
     uint64_t u = count_sent(x, f, fb, scratch, cnt);
     x->uniq1[(long)r * x->n_features + i] = u;
+    if (tb->dynamic) {
+        int distinct = rt_dedup_stage1(x->dedup);
+        route_dynamic(x, s, i, distinct ? scratch : fb->ids, fb->n_ids, distinct, r);
+    }
     if (sm->kind == RT_SHARD_ROW) {
         double row = tb->dim * tbytes;
         double upd = tb->dim * (2 * tbytes + cb) + state;
         uint64_t back = per_row ? (uint64_t)(tb->dim * cb) : 0;
         for (int q = 0; q < x->G; q++) {
+            per_feature(x, (base + q) * x->n_features + i, cnt[q], cnt[q] * back,
+                        (double)cnt[q] * row);
             x->n_ids[base + q] += cnt[q];
             x->row_bytes[base + q] += (double)cnt[q] * row;
             x->row_elems[base + q] += (double)cnt[q] * tb->dim;
@@ -84,6 +176,8 @@ static void route_feature(rt_exchange *x, const rt_scenario *s, int i, const rt_
     double n = (double)u;
     for (int c = 0; c < sm->col_shards; c++) {
         long q = base + sm->owner[f * sm->col_shards + c];
+        per_feature(x, q * x->n_features + i, u, per_row ? u * (uint64_t)(width * cb) : 0,
+                    n * width * tbytes);
         x->n_ids[q] += u;
         x->row_bytes[q] += n * width * tbytes;
         x->row_elems[q] += n * width;
@@ -286,6 +380,12 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     x->uniq2 = calloc(rn ? rn : 1, sizeof(double));
     x->rows_in = calloc((size_t)x->R, sizeof(double));
     x->upd_in = calloc((size_t)x->R, sizeof(double));
+    if (x->fusion == RT_FUSION_NONE) {
+        x->fi_ids = calloc(rg * (size_t)x->n_features + 1, sizeof(uint64_t));
+        x->fi_back = calloc(rg * (size_t)x->n_features + 1, sizeof(uint64_t));
+        x->fi_rows = calloc(rg * (size_t)x->n_features + 1, sizeof(double));
+        if (!x->fi_ids || !x->fi_back || !x->fi_rows) goto oom_early;
+    }
     uint64_t *scratch =
         rt_dedup_stage1(x->dedup) ? malloc(sizeof(uint64_t) * (size_t)max_ids) : NULL;
     uint64_t *cnt = malloc(sizeof(uint64_t) * (size_t)x->G);
@@ -295,6 +395,7 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
         !x->row_elems || !x->elems_in || !cnt || (rt_dedup_stage1(x->dedup) && !scratch) ||
         (stage2 && !sent))
         goto oom;
+    if (dyn_runs(x, s, w)) goto oom;
     per_owner_constants(x, s);
     for (int r = 0; r < x->R; r++)
         for (int i = 0; i < x->n_features; i++)
@@ -304,8 +405,9 @@ int rt_exchange_route(rt_exchange *x, const rt_scenario *s, const rt_workload *w
     free(scratch), free(cnt), free(sent);
     return 0;
 oom:
-    fprintf(err, "exchange: out of memory for %d x %d traffic matrices\n", x->R, x->G);
     free(scratch), free(cnt), free(sent);
+oom_early:
+    fprintf(err, "exchange: out of memory for %d x %d traffic matrices\n", x->R, x->G);
     rt_exchange_free(x);
     return -1;
 }
@@ -359,7 +461,8 @@ static void add_unit(rt_exchange *x, rt_graph *g, const rt_scenario *s)
                        .category_msg = x->category_msg,
                        .n_kunits = x->n_units,
                        .kunit_of = (int *)x->unit_of,
-                       .sync = {1, 1}};
+                       .sync = {1, 1},
+                       .fusion = (int)x->fusion};
     x->unit = rt_graph_add_unit(g, &u);
 }
 
@@ -404,6 +507,79 @@ void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
     mark(g, x->cat_a2a, RT_ROLE_CAT_A2A, x);
 }
 
+/* The owner's gathers after PREV: one op, or with fusion none one per feature, in order, each
+ * named for its table and carrying the feature's index in `layer`. */
+static void add_lookups(rt_exchange *x, rt_graph *g, const rt_scenario *s, int prev)
+{
+    char b[96], nb[200];
+    int per = x->fusion == RT_FUSION_NONE;
+    x->n_lookups = per ? x->n_features : 1;
+    for (int i = 0; i < x->n_lookups; i++) {
+        int deps[2] = {i ? x->lookup + i - 1 : prev, x->cat_a2a};
+        const char *name = op_name(x, "embedding_lookup", b, sizeof b);
+        if (per) snprintf(nb, sizeof nb, "%s.%s", name, s->model.tables[x->features[i]].name);
+        int op = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP,
+                                     s->plan.embedding_dtype, rt_graph_name(g, per ? nb : name),
+                                     deps, !i && x->cat_a2a >= 0 ? 2 : 1);
+        if (!i) x->lookup = op;
+        rt_graph_set_role(g, op, RT_ROLE_LOOKUP, x->unit, per ? i : -1);
+    }
+}
+
+/* Whether some dynamic feature of the exchange keeps its OFFLOAD part in host memory, or
+ * (NONE) its keys in HBM; EVICT: whether some dynamic feature evicts. */
+static int dyn_any(const rt_exchange *x, const rt_scenario *s, rt_offload offload, int evict)
+{
+    for (int i = 0; x->dyn && i < x->n_features; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        if (!tb->dynamic) continue;
+        if (evict                        ? tb->hash.eviction != RT_EVICT_NONE
+            : offload == RT_OFFLOAD_NONE ? tb->hash.offload != RT_OFFLOAD_KEYS
+                                         : tb->hash.offload == offload)
+            return 1;
+    }
+    return 0;
+}
+
+/* Dynamic tables between the ID AlltoAll and the lookup: the probe (and insertion) of the
+ * received keys, in HBM or in host memory, then the rows of host-resident values. */
+static void add_dynamic_fwd(rt_exchange *x, rt_graph *g, const rt_scenario *s, int *prev)
+{
+    char b[96];
+    x->probe = x->probe_host = x->fetch = x->writeback = x->evict = -1;
+    if (dyn_any(x, s, RT_OFFLOAD_NONE, 0))
+        *prev = x->probe =
+            rt_graph_add_kernel(g, "emb.fwd.probe", RT_STREAM_COMPUTE, RT_K_HASH, RT_DT_FP32,
+                                rt_graph_name(g, op_name(x, "hash_probe", b, sizeof b)), prev, 1);
+    if (dyn_any(x, s, RT_OFFLOAD_KEYS, 0))
+        *prev = x->probe_host = rt_graph_add_kernel(
+            g, "emb.fwd.probe", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_probe_host", b, sizeof b)), prev, 1);
+    if (dyn_any(x, s, RT_OFFLOAD_VALUES, 0))
+        *prev = x->fetch = rt_graph_add_kernel(
+            g, "emb.fwd.fetch", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_fetch_rows", b, sizeof b)), prev, 1);
+    mark(g, x->probe, RT_ROLE_HASH_PROBE, x);
+    mark(g, x->probe_host, RT_ROLE_HASH_PROBE, x);
+    mark(g, x->fetch, RT_ROLE_HASH_FETCH, x);
+}
+
+void rt_exchange_add_dynamic_bwd(rt_exchange *x, rt_graph *g, const rt_scenario *s)
+{
+    char b[96];
+    int prev = x->update;
+    if (dyn_any(x, s, RT_OFFLOAD_VALUES, 0))
+        prev = x->writeback = rt_graph_add_kernel(
+            g, "emb.bwd.writeback", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+            rt_graph_name(g, op_name(x, "hash_write_back_rows", b, sizeof b)), &prev, 1);
+    if (dyn_any(x, s, RT_OFFLOAD_NONE, 1))
+        x->evict =
+            rt_graph_add_kernel(g, "emb.bwd.evict", RT_STREAM_COMPUTE, RT_K_HASH, RT_DT_FP32,
+                                rt_graph_name(g, op_name(x, "hash_evict", b, sizeof b)), &prev, 1);
+    mark(g, x->writeback, RT_ROLE_HASH_WRITEBACK, x);
+    mark(g, x->evict, RT_ROLE_HASH_EVICT, x);
+}
+
 void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s)
 {
     char b[96];
@@ -412,22 +588,19 @@ void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *
         prev = x->hash =
             rt_graph_add_kernel(g, "emb.fwd.hash", RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
                                 rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, 1);
+    add_dynamic_fwd(x, g, s, &prev);
     if (rt_dedup_stage2(x->dedup))
         x->uniq2_op = add_uniques(x, g, "emb.fwd.global_unique", "global_unique", &prev);
-    int deps[2] = {prev, x->cat_a2a};
-    x->lookup = rt_graph_add_kernel(g, "emb.fwd.lookup", RT_STREAM_COMPUTE, RT_K_LOOKUP,
-                                    s->plan.embedding_dtype,
-                                    rt_graph_name(g, op_name(x, "embedding_lookup", b, sizeof b)),
-                                    deps, x->cat_a2a >= 0 ? 2 : 1);
+    add_lookups(x, g, s, prev);
+    int last = x->lookup + x->n_lookups - 1;
     x->out_a2a = rt_graph_add_collective(
         g, "emb.fwd.out_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
-        rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)), &x->lookup, 1);
+        rt_graph_name(g, op_name(x, "embedding_alltoall", b, sizeof b)), &last, 1);
     x->unpermute = rt_graph_add_kernel(
         g, "emb.fwd.unpermute", RT_STREAM_COMPUTE, RT_K_UNPERMUTE, RT_DT_FP32,
         rt_graph_name(g, op_name(x, "embedding_recovery", b, sizeof b)), &x->out_a2a, 1);
     if (x->key_hash == RT_KEY_HASH_RECEIVER) mark(g, x->hash, RT_ROLE_KEY_HASH, x);
     mark_uniques(g, x->uniq2_op, n_units(x), RT_ROLE_UNIQUE_OWNER, x);
-    mark(g, x->lookup, RT_ROLE_LOOKUP, x);
     mark(g, x->out_a2a, RT_ROLE_OUT_A2A, x);
     mark(g, x->unpermute, RT_ROLE_RECOVER, x);
 }
@@ -443,6 +616,7 @@ void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s,
         rt_graph_name(g, op_name(x, "sparse_update", b, sizeof b)), &x->grad_a2a, 1);
     mark(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x);
     mark(g, x->update, RT_ROLE_SPARSE_UPDATE, x);
+    rt_exchange_add_dynamic_bwd(x, g, s);
 }
 
 /* Unique kernel costs of one stage on rep R: per unit, N keys in and U distinct out. */
@@ -501,11 +675,75 @@ static void fill_owner_stage2(const rt_exchange *x, rt_graph *g, const rt_scenar
     up->flops = 4 * x->elems_in[r];
 }
 
+/* Column shards of table F member K holds (each its own hash table), and their width. */
+static int shard_copies(const rt_exchange *x, const rt_scenario *s, int f, int k, int *shard_w)
+{
+    const rt_table *tb = &s->model.tables[f];
+    int width = owner_width(x, s, f, k);
+    *shard_w = x->shards->kind == RT_SHARD_COLUMN ? tb->dim / x->shards->col_shards : tb->dim;
+    return width / *shard_w;
+}
+
+/* Dynamic tables on rep R: what every member sends it to probe, the run's doublings and
+ * evictions of the shards it holds. */
+static void fill_dynamic(const rt_exchange *x, rt_graph *g, const rt_scenario *s,
+                         const rt_workload *w, int r)
+{
+    if (!x->dyn) return;
+    int G = x->G, rank = w->rep_rank[r], k = rt_group_index(x->group, rank);
+    double probe = 0, ids = 0, rows = 0, grow = 0, evict = 0;
+    for (int q = 0; q < G; q++) {
+        long from = (long)rt_exchange_rep_of(w, rt_group_member(x->group, rank, q)) * G + k;
+        probe += x->dyn_probe[from], ids += x->dyn_ids[from], rows += x->dyn_rows[from];
+    }
+    for (int i = 0; i < x->n_features; i++) {
+        const rt_table *tb = &s->model.tables[x->features[i]];
+        int shard_w, copies = tb->dynamic ? shard_copies(x, s, x->features[i], k, &shard_w) : 0;
+        const rt_dyn_run *run = &x->dyn[i];
+        if (tb->hash.offload != RT_OFFLOAD_KEYS) grow += copies * run->grow_bytes;
+        evict += copies * (run->live_evict * RT_DYN_META_BYTES +
+                           run->evicted * (RT_DYN_SLOT_BYTES + RT_DYN_META_BYTES));
+    }
+    if (x->probe >= 0) rt_graph_cost(g, x->probe, r)->bytes = probe + grow;
+    if (x->probe_host >= 0)
+        rt_graph_cost(g, x->probe_host, r)->bytes = ids * (s->workload.id_bytes + 8);
+    if (x->fetch >= 0) rt_graph_cost(g, x->fetch, r)->bytes = rows;
+    if (x->writeback >= 0) rt_graph_cost(g, x->writeback, r)->bytes = rows;
+    if (x->evict >= 0) rt_graph_cost(g, x->evict, r)->bytes = evict;
+}
+
 /* KJT length bytes a sender with a batch of B samples sends member Q: a 4-byte length per
  * sample of every feature shard Q serves, or one 4-byte count per shard with stage-1 dedup. */
 static uint64_t lens_bytes(const rt_exchange *x, int q, uint64_t b)
 {
     return rt_dedup_stage1(x->dedup) ? x->lens_to[q] : x->lens_to[q] * b;
+}
+
+/* Fusion none: feature i's gather on rep R reads its IDs and rows, writes its rows into an
+ * fp32 buffer and copies them into the embedding message (the round trip). */
+static void fill_per_feature(const rt_exchange *x, rt_graph *g, const rt_scenario *s,
+                             const rt_workload *w, int r)
+{
+    int G = x->G, n = x->n_features, rank = w->rep_rank[r];
+    int k = rt_group_index(x->group, rank), idb = s->workload.id_bytes;
+    double cb = (double)rt_dtype_bytes(s->plan.comm_dtype);
+    for (int i = 0; i < n; i++) {
+        int f = x->features[i];
+        const rt_table *tb = &s->model.tables[f];
+        int w_k = owner_width(x, s, f, k);
+        double pooled = !tb->sequence && !rt_dedup_stage1(x->dedup) ? w_k * cb : 0;
+        double in = 0, rows = 0, out = 0;
+        for (int q = 0; q < G; q++) {
+            int from_rep = rt_exchange_rep_of(w, rt_group_member(x->group, rank, q));
+            long at = ((long)from_rep * G + k) * n + i;
+            in += (double)x->fi_ids[at];
+            rows += x->fi_rows[at];
+            out += pooled * rt_plan_rep_batch(w, from_rep) + (double)x->fi_back[at];
+        }
+        rt_op_cost *c = rt_graph_cost(g, x->lookup + i, r);
+        c->bytes = in * idb + rows + out + rt_fusion_round_trip(out / cb);
+        c->flops = rows / (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f));
+    }
 }
 
 void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,
@@ -556,6 +794,9 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
     rt_op_cost *lk = rt_graph_cost(g, x->lookup, r);
     lk->bytes = in_ids * idb + rows + out->bytes;
     lk->flops = elems; /* one add per pooled element */
+    if (x->fusion == RT_FUSION_SPARSE && s->plan.comm_dtype != RT_DT_FP32)
+        lk->bytes += rt_fusion_round_trip(out->bytes / rt_dtype_bytes(s->plan.comm_dtype));
+    if (x->fusion == RT_FUSION_NONE) fill_per_feature(x, g, s, w, r);
     rt_graph_cost(g, x->unpermute, r)->bytes = 2 * out->recv_bytes;
     rt_op_cost *up = rt_graph_cost(g, x->update, r);
     up->bytes = in_ids * idb + upd;
@@ -564,6 +805,7 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
         rt_graph_cost(g, x->hash, r)->bytes = in_ids * (idb + 8);
     fill_sender(x, g, s, w, r, sent_ids);
     if (rt_dedup_stage2(x->dedup)) fill_owner_stage2(x, g, s, r, in_ids, out->bytes);
+    fill_dynamic(x, g, s, w, r);
 }
 
 double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scenario *s, int r,
@@ -577,8 +819,14 @@ double rt_exchange_memory(const rt_exchange *x, const rt_graph *g, const rt_scen
         double rows = (double)rt_shard_rows(x->shards, s, f, k);
         int width = rt_shard_dim(x->shards, s, f, k);
         int state = rt_optimizer_state_floats(tb->optimizer, width);
-        bytes +=
-            rows * (width * (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f)) + state * 4.0);
+        double eb = (double)rt_dtype_bytes(rt_scenario_table_dtype(s, f));
+        if (tb->dynamic && x->dyn) { /* keys, value chunks and metadata at the run's end */
+            int shard_w, copies = shard_copies(x, s, f, k, &shard_w);
+            double row = shard_w * eb + rt_optimizer_state_floats(tb->optimizer, shard_w) * 4.0;
+            bytes += copies * rt_dyn_memory(&tb->hash, &x->dyn[i], row);
+            continue;
+        }
+        bytes += rows * (width * eb + state * 4.0);
     }
     const rt_op_cost *ids = rt_graph_cost(g, x->ids_a2a, r), *out = rt_graph_cost(g, x->out_a2a, r);
     /* AlltoAll buffers live for the iteration: IDs sent and received, embeddings and their

@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #include "dedup.h"
+#include "dynamic.h"
+#include "fusion.h"
 #include "graph.h"
 #include "scenario.h"
 #include "sharding.h"
@@ -41,6 +43,7 @@ typedef struct rt_exchange {
     int category_msg;       /* per-feature counts in their own AlltoAll instead of the IDs' */
     int hash_rows;          /* row-wise: owner = hash(ID) mod group size instead of row blocks */
     const char *sort_phase; /* phase of the routing kernel; NULL: emb.fwd.bucketize */
+    rt_fusion fusion;       /* how the owner's gathers launch (plans/fusion.h) */
 
     /* Traffic, per representative and group index q: what the rep sends to member q. */
     int G, R;
@@ -58,12 +61,27 @@ typedef struct rt_exchange {
     double *uniq2;            /* distinct keys looked up as owner (stage 2; exact or expected) */
     double *rows_in, *upd_in; /* [r] owner bytes read / updated with stage 2 */
     double *elems_in;         /* [r] elements of rows_in */
+    /* fusion none: the same traffic per feature, at [(r * G + q) * n_features + i]. */
+    uint64_t *fi_ids, *fi_back;
+    double *fi_rows;
+    /* Dynamic tables (plans/dynamic.h): each dynamic feature's shard over the run ([i], NULL
+     * when no feature is dynamic), and per representative and group index q what its dynamic
+     * IDs cost member q: probe and insert bytes, IDs probed, row and state bytes touched. */
+    rt_dyn_run *dyn;
+    double *dyn_probe; /* probe and insert bytes of features whose keys are in HBM */
+    double *dyn_ids;   /* IDs of features whose keys are in host memory */
+    double *dyn_rows;  /* row + state bytes of features whose values are in host memory */
 
     /* Op ids, filled by the add functions; unit: the exchange's rt_graph_unit. */
     int unit;
     int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
-    int hash, cat_a2a;      /* -1 when absent */
+    int n_lookups;     /* lookup is the first of n_lookups (one per feature with fusion none) */
+    int hash, cat_a2a; /* -1 when absent */
     int uniq1_op, uniq2_op; /* first of n_units consecutive unique kernels, -1 when absent */
+    /* Dynamic tables' ops, -1 when absent: the probe of keys in HBM, the probe of keys in host
+     * memory (the IDs and rows found cross the host link), the rows of tables whose values
+     * live in host memory fetched and written back, the eviction. */
+    int probe, probe_host, fetch, writeback, evict;
 } rt_exchange;
 
 /* Routes every representative's IDs of the exchange's features. Returns 0 or -1 (out of
@@ -77,6 +95,10 @@ void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
 void rt_exchange_add_embeddings(rt_exchange *x, rt_graph *g, const rt_scenario *s);
 /* Adds the gradient AlltoAll (after op AFTER, usually the last dense backward) + update. */
 void rt_exchange_add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after);
+
+/* Dynamic tables after the update (a plan with its own backward calls it after its update):
+ * the write-back of rows whose values live in host memory, then eviction. */
+void rt_exchange_add_dynamic_bwd(rt_exchange *x, rt_graph *g, const rt_scenario *s);
 
 /* Fills the exchange's op costs on representative R. */
 void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, const rt_workload *w,

@@ -15,6 +15,7 @@
 typedef struct flat_opts {
     rt_dedup_mode dedup;
     int merge;
+    rt_fusion fusion;
 } flat_opts;
 
 static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_workload *w, FILE *err)
@@ -27,7 +28,8 @@ static rt_graph *flat_build(const rt_scenario *s, const void *opts, const rt_wor
                      .n_features = s->model.n_tables,
                      .group = world,
                      .shards = &sm,
-                     .dedup = o->dedup};
+                     .dedup = o->dedup,
+                     .fusion = o->fusion};
     rt_graph *g = NULL;
     int *all = malloc(sizeof(int) * (size_t)s->model.n_tables);
     if (!all) {
@@ -70,7 +72,8 @@ static int flat_configure(const rt_scenario *s, void **opts)
 {
     flat_opts *o = calloc(1, sizeof *o);
     if (!o) return -1;
-    if (rt_dedup_parse(s, RT_DEDUP_NONE, &o->dedup) || rt_merge_parse(s, &o->merge)) {
+    if (rt_dedup_parse(s, RT_DEDUP_NONE, &o->dedup) || rt_merge_parse(s, &o->merge) ||
+        rt_fusion_parse(s, o->dedup, &o->fusion)) {
         free(o);
         return -1;
     }
@@ -78,7 +81,7 @@ static int flat_configure(const rt_scenario *s, void **opts)
     return 0;
 }
 
-static const char *const flat_keys[] = {"dedup", "merge", NULL};
+static const char *const flat_keys[] = {"dedup", "merge", "fusion", NULL};
 
 const rt_plan rt_plan_flat = {
     .name = "flat",

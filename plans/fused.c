@@ -31,6 +31,7 @@ typedef struct fused_opts {
     int grouping, variant;
     rt_dedup_mode dedup;
     int merge;
+    rt_fusion fusion;
 } fused_opts;
 
 /* The exchanges of one build and what they borrow. */
@@ -114,6 +115,7 @@ static int groups_build(const rt_scenario *s, const fused_opts *o, const rt_merg
             .group = world,
             .shards = sm,
             .dedup = o->dedup,
+            .fusion = o->fusion,
             .key_hash = !mixed                             ? RT_KEY_HASH_NONE
                         : o->variant == VARIANT_TFRA_FUSED ? RT_KEY_HASH_SENDER
                                                            : RT_KEY_HASH_RECEIVER,
@@ -196,7 +198,8 @@ static int fused_configure(const rt_scenario *s, void **opts)
     rt_cfg *c = s->plan.cfg;
     if (rt_cfg_get_enum(c, s->plan.node, "grouping", 0, grouping_names, &o->grouping) < 0 ||
         rt_cfg_get_enum(c, s->plan.node, "variant", 0, variant_names, &o->variant) < 0 ||
-        rt_dedup_parse(s, RT_DEDUP_TWO_STAGE, &o->dedup) || rt_merge_parse(s, &o->merge)) {
+        rt_dedup_parse(s, RT_DEDUP_TWO_STAGE, &o->dedup) || rt_merge_parse(s, &o->merge) ||
+        rt_fusion_parse(s, o->dedup, &o->fusion)) {
         free(o);
         return -1;
     }
@@ -204,7 +207,7 @@ static int fused_configure(const rt_scenario *s, void **opts)
     return 0;
 }
 
-static const char *const fused_keys[] = {"grouping", "variant", "dedup", "merge", NULL};
+static const char *const fused_keys[] = {"grouping", "variant", "dedup", "merge", "fusion", NULL};
 
 const rt_plan rt_plan_fused = {
     .name = "fused",

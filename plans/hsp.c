@@ -29,6 +29,7 @@ static const char *const hsp_sync_names[] = {"dense", "sparse", NULL};
 typedef struct hsp_opts {
     int group_size;
     hsp_sync sync;
+    rt_fusion fusion;
 } hsp_opts;
 
 /* Rows and elements (row x width) of shard owner q touched by a set of IDs. */
@@ -192,6 +193,7 @@ static void add_backward(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
                                     s->plan.embedding_dtype, "sparse_update", &last, 1);
     rt_graph_set_role(g, x->grad_a2a, RT_ROLE_GRAD_A2A, x->unit, -1);
     rt_graph_set_role(g, x->update, RT_ROLE_SPARSE_UPDATE, x->unit, -1);
+    rt_exchange_add_dynamic_bwd(x, g, s);
     if (*sync >= 0) {
         rt_graph_set_role(g, *sync, RT_ROLE_GRAD_SYNC, x->unit, -1);
         g->units[x->unit].sync = (rt_group){M, I};
@@ -215,7 +217,8 @@ static rt_graph *hsp_build(const rt_scenario *s, const void *opts, const rt_work
     int N = w->world, I = o->group_size, M = N / I, T = s->model.n_tables;
     rt_group world = {N, 1}, group = {I, 1};
     rt_shard_map sm = {0};
-    rt_exchange x = {.tag = "", .n_features = T, .group = group, .shards = &sm};
+    rt_exchange x = {
+        .tag = "", .n_features = T, .group = group, .shards = &sm, .fusion = o->fusion};
     touched t = {calloc((size_t)I, sizeof(double)), calloc((size_t)I, sizeof(double))};
     rt_graph *g = NULL;
     int *all = malloc(sizeof(int) * (size_t)(T ? T : 1));
@@ -282,15 +285,18 @@ static int hsp_configure(const rt_scenario *s, void **opts)
             (long long)I, G, G);
         return -1;
     }
+    rt_fusion fusion;
+    if (rt_fusion_parse(s, RT_DEDUP_NONE, &fusion)) return -1;
     hsp_opts *o = malloc(sizeof *o);
     if (!o) return -1;
+    o->fusion = fusion;
     o->group_size = (int)I;
     o->sync = (hsp_sync)sync;
     *opts = o;
     return 0;
 }
 
-static const char *const hsp_keys[] = {"group_size", "sync", NULL};
+static const char *const hsp_keys[] = {"group_size", "sync", "fusion", NULL};
 
 const rt_plan rt_plan_hsp = {
     .name = "hsp",

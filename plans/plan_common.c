@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "layer_ops.h"
+#include "negatives.h"
 
 /* A token is one embedding of every sequence table, concatenated (models/README.md), and the
  * workload draws one length per sample shared by all of them: the tokens are the length of
@@ -100,10 +101,15 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
     d->loss = prev =
         rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
     rt_graph_set_role(g, d->loss, RT_ROLE_LOSS, -1, -1);
+    /* Offloaded negatives: the backward also waits for the last fetched segment. */
+    int bwd_deps[2] = {prev, rt_neg_add_ops(g, s, after, n_after, d->last_fwd, &d->neg_offload)};
+    d->neg_fetch = bwd_deps[1];
     d->first_bwd = g->n_ops;
     for (int l = m->n_layers - 1; l >= 0; l--) {
+        int first = l == m->n_layers - 1 && bwd_deps[1] >= 0;
+        bwd_deps[0] = prev;
         prev = rt_graph_add_kernel(g, "dense.bwd", RT_STREAM_COMPUTE, RT_K_DENSE_BWD, dt,
-                                   m->layers[l].name, &prev, 1);
+                                   m->layers[l].name, bwd_deps, first ? 2 : 1);
         rt_graph_set_role(g, prev, RT_ROLE_DENSE_BWD, -1, l);
     }
     d->last_bwd = prev;
@@ -192,10 +198,11 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
      */
     rt_op_cost *loss = rt_graph_cost(g, d->loss, r);
     double outs = batch_sum(s, w, r, output_tokens(s));
-    double neg = s->model.negatives > 0 ? s->model.negatives : 0;
-    int dm = m->n_tables ? m->tables[0].dim : 1;
-    loss->flops = 2 * outs * neg * dm;
-    loss->bytes = outs * (3 * 4 + neg * dm * eb);
+    rt_neg_loss_cost(s, outs, &loss->flops, &loss->bytes);
+    if (d->neg_offload >= 0) {
+        rt_graph_cost(g, d->neg_offload, r)->bytes = rt_neg_offload_bytes(s, outs);
+        rt_graph_cost(g, d->neg_fetch, r)->bytes = rt_neg_offload_bytes(s, outs);
+    }
     rt_op_cost *ar = rt_graph_cost(g, d->allreduce, r);
     double trained = m->dense_params + m->aux_params;
     ar->bytes = trained * 4; /* fp32 gradients, as DDP reduces them */
@@ -274,13 +281,10 @@ double rt_plan_activation_memory(const rt_scenario *s, const rt_workload *w, int
 
 double rt_plan_negatives_memory(const rt_scenario *s, const rt_workload *w, int r)
 {
-    if (s->model.negatives <= 0) return 0;
-    /* Sampled softmax keeps, per output token, the gathered negative embeddings (dense dtype)
-     * and their fp32 logits for the backward: the HBM TurboGR's negative-sampling section is
-     * about. */
-    int dm = s->model.n_tables ? s->model.tables[0].dim : 1;
-    double outs = micro_max(s, w, r, output_tokens(s), 0); /* real tokens, padded or not */
-    return outs * s->model.negatives * (dm * (double)rt_dtype_bytes(s->plan.dense_dtype) + 4);
+    /* Sampled softmax keeps, per output token, the gathered negative embeddings and their
+     * fp32 logits for the backward: the HBM TurboGR's negative-sampling section is about. Real
+     * tokens of the largest micro-batch, padded or not. */
+    return rt_neg_memory(s, micro_max(s, w, r, output_tokens(s), 0));
 }
 
 double rt_plan_dense_memory(const rt_scenario *s, const rt_workload *w, int r)

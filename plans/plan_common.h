@@ -14,6 +14,7 @@ typedef struct rt_dense_ops {
     int allreduce;
     int update;
     int pad, unpad; /* workload.sequence_layout padded: the layout conversions; -1: jagged */
+    int neg_offload, neg_fetch; /* offloaded negatives' copy ops (plans/negatives.h), -1 */
 } rt_dense_ops;
 
 /* Adds forward kernels after the N_AFTER ops AFTER, the loss, backward kernels, the dense

@@ -319,6 +319,64 @@ static void hsp_group_across_node_boundaries(void **state)
                  NULL, 0, (e[0] = at(7, 31), e));
 }
 
+static void new_ids_need_a_dynamic_table(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "new_id_rate 0.1", "no dynamic table", "allowed: 0", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16, new_id_rate: 0.1}\n",
+                 NULL, 0, (e[0] = at(8, 45), e));
+}
+
+static void negatives_need_sampled_softmax(void **state)
+{
+    (void)state;
+    const char *e[] = {NULL, "samples no negatives", "allowed: the negatives map", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "plan: {name: flat, negatives: {offload: true}}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e[0] = at(7, 32), e));
+}
+
+/* A model file with table T (its YAML flow mapping) next to the scenario. */
+static const char *with_table(const char *t)
+{
+    static char text[1024];
+    char path[300];
+    snprintf(path, sizeof path, "%s/m.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "name: m\nsource: test\ndense_features: 2\ntables:\n  - %s\n"
+            "layers:\n  - {type: mlp, name: top, input: [dense, embeddings], sizes: [4, 1]}\n",
+            t);
+    fclose(f);
+    snprintf(text, sizeof text,
+             "name: x\nmodel: {file: m.yaml}\ntopology:\n" TOPO "  nodes: 1\n"
+             "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n");
+    return text;
+}
+
+static void hash_needs_a_dynamic_table(void **state)
+{
+    (void)state;
+    char where[400];
+    snprintf(where, sizeof where, "%s/m.yaml:5:40: ", dir);
+    const char *e[] = {where, "allowed: with dynamic: true", NULL};
+    expect_error(with_table("{name: t, rows: 10, dim: 4, hash: {load_factor: 0.5}}"), NULL, 0, e);
+}
+
+static void eviction_needs_a_capacity(void **state)
+{
+    (void)state;
+    const char *e[] = {"m.yaml:5:", "eviction lru with capacity 0", "allowed: eviction lru or lfu",
+                       NULL};
+    expect_error(with_table("{name: t, rows: 10, dim: 4, dynamic: true, hash: {eviction: lru}}"),
+                 NULL, 0, e);
+    const char *f[] = {"key 'tables.0.hash.load_factor'", "out of range", NULL};
+    expect_error(with_table("{name: t, rows: 10, dim: 4, dynamic: true, hash: {load_factor: 1}}"),
+                 NULL, 0, f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +403,10 @@ int main(void)
         cmocka_unit_test(token_target_without_dynamic_batching),
         cmocka_unit_test(memory_policy_unknown),
         cmocka_unit_test(hsp_group_across_node_boundaries),
+        cmocka_unit_test(new_ids_need_a_dynamic_table),
+        cmocka_unit_test(negatives_need_sampled_softmax),
+        cmocka_unit_test(hash_needs_a_dynamic_table),
+        cmocka_unit_test(eviction_needs_a_capacity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -344,7 +344,7 @@ static void bench_hash(const rt_kbench_out *o, const copy_ref *cp, rt_trng *r, i
 {
     if (!rt_kbench_selected(o, "hash_find")) return;
     /* load 0.5: nkeys keys in 2 nkeys slots */
-    const rt_khash_cfg cfg = {16, 2 * nkeys, 1 << 16, 1, 0.01f};
+    const rt_khash_cfg cfg = {16, 2 * nkeys, 1 << 16, 1, 0.01f, 0};
     hash_ctx c = {NULL, rt_talloc((size_t)nkeys * 8), nkeys, rt_talloc((size_t)nkeys * 8)};
     if (rt_khash_create(&cfg, &c.h) != RT_K_OK) exit(1);
     for (int64_t i = 0; i < nkeys; i++)

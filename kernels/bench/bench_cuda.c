@@ -225,7 +225,7 @@ static void bench_hash(const rt_kbench_out *o, rt_trng *r, rt_kcuda_ctx *c, doub
 {
     if (!rt_kbench_selected(o, "hash_find")) return;
     /* load 0.5 at 64-bit keys: nkeys keys in 2 nkeys slots */
-    const rt_khash_cfg cfg = {16, 2 * nkeys, 1 << 20, 1, 0.01f};
+    const rt_khash_cfg cfg = {16, 2 * nkeys, 1 << 20, 1, 0.01f, 0};
     int64_t *keys = rt_talloc((size_t)nkeys * 8);
     for (int64_t i = 0; i < nkeys; i++)
         keys[i] = (int64_t)(rt_trand(r) >> 1);

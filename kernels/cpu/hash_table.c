@@ -1,5 +1,6 @@
 /* Dynamic hash embedding table (MTGRBoost, RecIS IDMap + block storage): a key structure of
- * (key, row) slots that doubles at load 0.75, and value chunks that never move.
+ * (key, row) slots that doubles past its maximum load (0.75 by default), and value chunks that
+ * never move.
  *
  * A batched find is a chain of random misses, so the layout keeps each step to one cache line: a
  * slot holds its key and row side by side, and a row's two eviction counters sit together. The
@@ -123,12 +124,13 @@ static rt_kstatus rehash(rt_khash *h, int64_t nslots)
     return RT_K_OK;
 }
 
-/* Makes room for one more key without passing load 0.75 (erased slots count as used). */
+/* Makes room for one more key without passing the maximum load (erased slots count as used). */
 static rt_kstatus reserve_one(rt_khash *h)
 {
-    if (4 * (h->live + h->erased + 1) <= 3 * h->nslots) return RT_K_OK;
+    const double max_load = rt_khash_max_load(&h->cfg);
+    if ((double)(h->live + h->erased + 1) <= max_load * (double)h->nslots) return RT_K_OK;
     /* Mostly tombstones: a same-size rebuild is enough. */
-    const bool crowded = 8 * (h->live + 1) > 3 * h->nslots;
+    const bool crowded = (double)(h->live + 1) > 0.5 * max_load * (double)h->nslots;
     return rehash(h, crowded ? 2 * h->nslots : h->nslots);
 }
 
@@ -181,7 +183,8 @@ rt_kstatus rt_khash_create(const rt_khash_cfg *cfg, rt_khash **out)
     if (!out) return RT_K_EINVAL;
     *out = NULL;
     if (!cfg || cfg->dim <= 0 || cfg->chunk_rows <= 0 || cfg->initial_slots < 0 ||
-        cfg->initial_slots > (INT64_C(1) << 40) || !(cfg->init_scale >= 0))
+        cfg->initial_slots > (INT64_C(1) << 40) || !(cfg->init_scale >= 0) ||
+        !(cfg->max_load >= 0 && cfg->max_load < 1))
         return RT_K_EINVAL;
     rt_khash *h = calloc(1, sizeof *h);
     if (!h) return RT_K_ENOMEM;

@@ -153,6 +153,52 @@ rt_kstatus rt_kcuda_sequence_lookup(const rt_ktable *t, const int64_t *ids, int6
     return launch_pool(t, ids, offsets, n, 0, out, c);
 }
 
+/* Segment blockIdx.y of a fused gather; x threads stride over its n x dim elements. */
+__global__ void gather_segments_kernel(const rt_kgather_seg *__restrict__ segs, int *err)
+{
+    const rt_kgather_seg g = segs[blockIdx.y];
+    const int64_t dim = g.t.dim, total = g.n * dim;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t j = e / dim, col = e % dim, b = g.first + j;
+        const int64_t lo = g.offsets ? g.offsets[b] : b, hi = g.offsets ? g.offsets[b + 1] : b + 1;
+        float acc = 0.0f;
+        for (int64_t i = lo; i < hi; i++) {
+            const int64_t r = g.ids[i];
+            if (r < 0 || r >= g.t.rows) {
+                rt_kcuda_flag(err, RT_K_ERANGE);
+                return;
+            }
+            acc += rt_kcuda_load(g.t.data, g.t.dtype, r * dim + col);
+        }
+        g.out[j * dim + col] = acc;
+    }
+}
+
+rt_kstatus rt_kcuda_gather_segments(const rt_kgather_seg *segs, int64_t nseg, rt_kcuda_ctx *c)
+{
+    if (!c || nseg < 0 || nseg > 65535 || (nseg > 0 && !segs)) return RT_K_EINVAL;
+    int64_t most = 0;
+    for (int64_t s = 0; s < nseg; s++) {
+        const rt_kgather_seg *g = &segs[s];
+        if (g->n < 0 || g->first < 0) return RT_K_EINVAL;
+        if (g->n == 0) continue;
+        if (!table_ok(&g->t) || !g->out) return RT_K_EINVAL;
+        if (g->n * g->t.dim > most) most = g->n * g->t.dim;
+    }
+    if (most == 0) return RT_K_OK;
+    void *ws;
+    const size_t bytes = sizeof(rt_kgather_seg) * (size_t)nseg;
+    RT_K_TRY(rt_kcuda_workspace(c, bytes, &ws));
+    RT_CUDA_CHECK(cudaMemcpyAsync(ws, segs, bytes, cudaMemcpyHostToDevice, c->stream));
+    unsigned bx = rt_kcuda_blocks(most, RT_KCUDA_THREADS);
+    dim3 grid(bx < 4096 ? bx : 4096, (unsigned)nseg);
+    gather_segments_kernel<<<grid, RT_KCUDA_THREADS, 0, c->stream>>>((const rt_kgather_seg *)ws,
+                                                                     c->err);
+    RT_CUDA_CHECK(cudaGetLastError());
+    return RT_K_OK;
+}
+
 /* dst[i] = src[idx[i] indirect through inner when inner != NULL] */
 __global__ void gather_rows_kernel(const float *__restrict__ src, int64_t src_rows, int64_t dim,
                                    const int64_t *__restrict__ inner, int64_t inner_n,

@@ -1,8 +1,8 @@
 /* Dynamic hash embedding table on the device. The host object owns device arrays: the key
- * structure (slot keys and rows, doubled at load 0.75 by a rehash kernel that moves only keys
- * and rows), and value chunks that never move, each followed by its rows' LRU timestamps and
- * LFU counts. A batched find_or_insert claims slots with 64-bit atomicCAS; the winner of a
- * slot takes a row from a device counter and writes the keyed initial values. */
+ * structure (slot keys and rows, doubled past its maximum load (0.75 by default) by a rehash kernel
+ * that moves only keys and rows), and value chunks that never move, each followed by its rows' LRU
+ * timestamps and LFU counts. A batched find_or_insert claims slots with 64-bit atomicCAS; the
+ * winner of a slot takes a row from a device counter and writes the keyed initial values. */
 #include "hash_probe.h"
 #include "internal.cuh"
 
@@ -215,11 +215,12 @@ static rt_kstatus rehash(rt_kcuda_hash *h, int64_t nslots, rt_kcuda_ctx *c)
     return RT_K_OK;
 }
 
-/* Room for n more keys at load <= 0.75 and n more rows plus a spare chunk. */
+/* Room for n more keys within the maximum load and n more rows plus a spare chunk. */
 static rt_kstatus reserve(rt_kcuda_hash *h, int64_t n, rt_kcuda_ctx *c)
 {
+    const double max_load = rt_khash_max_load(&h->cfg);
     int64_t slots = h->nslots;
-    while (4 * (h->live + n) > 3 * slots)
+    while ((double)(h->live + n) > max_load * (double)slots)
         slots *= 2;
     if (slots != h->nslots) RT_K_TRY(rehash(h, slots, c));
     while ((h->next_row + n) / h->cfg.chunk_rows + 2 > h->nchunks)
@@ -232,7 +233,8 @@ rt_kstatus rt_kcuda_hash_create(const rt_khash_cfg *cfg, rt_kcuda_ctx *c, rt_kcu
     if (!out) return RT_K_EINVAL;
     *out = NULL;
     if (!c || !cfg || cfg->dim <= 0 || cfg->chunk_rows <= 0 || cfg->initial_slots < 0 ||
-        cfg->initial_slots > (INT64_C(1) << 40) || !(cfg->init_scale >= 0))
+        cfg->initial_slots > (INT64_C(1) << 40) || !(cfg->init_scale >= 0) ||
+        !(cfg->max_load >= 0 && cfg->max_load < 1))
         return RT_K_EINVAL;
     rt_kcuda_hash *h = (rt_kcuda_hash *)calloc(1, sizeof *h);
     if (!h) return RT_K_ENOMEM;

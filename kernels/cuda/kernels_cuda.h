@@ -46,6 +46,9 @@ rt_kstatus rt_kcuda_gather_pool(const rt_ktable *t, const int64_t *ids, const in
                                 int64_t nbags, rt_kpool pool, float *out, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_sequence_lookup(const rt_ktable *t, const int64_t *ids, int64_t n, float *out,
                                     rt_kcuda_ctx *c);
+/* rt_kcpu_gather_segments on device pointers: one launch for up to 65535 segments (the
+ * segment table goes to the device through the context's workspace). */
+rt_kstatus rt_kcuda_gather_segments(const rt_kgather_seg *segs, int64_t nseg, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_gather_rows(const float *src, int64_t src_rows, int64_t dim, const int64_t *idx,
                                 int64_t n, float *dst, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_scatter_add_rows(const float *src, int64_t n, int64_t dim, const int64_t *idx,

@@ -129,6 +129,35 @@ static void test_rows(rt_tctx *t, rt_trng *r)
     RT_TCHECK(t, rt_kcpu_gather_rows(src, src_rows, dim, idx, n, dst) == RT_K_ERANGE);
 }
 
+/* Two tables of different widths and dtypes, a pooled segment starting at bag 1 and a row
+ * segment starting at ID 1, written into one buffer at chosen places, by hand. */
+static void test_segments(rt_tctx *t)
+{
+    float a[3 * 2] = {1, 2, 10, 20, 100, 200};
+    uint16_t b[2 * 3];
+    const float bv[6] = {0.5f, 1.5f, 2.5f, -1, -2, -4};
+    for (int i = 0; i < 6; i++)
+        b[i] = rt_kf32_to_f16(bv[i]);
+    const int64_t ida[] = {0, 2, 2, 1}, offa[] = {0, 3, 3, 4}; /* bags {0,2,2}, {}, {1} */
+    const int64_t idb[] = {0, 1, 0};
+    float out[12];
+    for (int i = 0; i < 12; i++)
+        out[i] = -9;
+    const rt_kgather_seg segs[] = {
+        {{a, 3, 2, RT_KDT_FP32}, ida, offa, 1, 2, out},     /* bags 1, 2 -> out[0..4) */
+        {{b, 2, 3, RT_KDT_FP16}, idb, NULL, 1, 2, out + 5}, /* rows 1, 0 -> out[5..11) */
+        {{a, 3, 2, RT_KDT_FP32}, ida, offa, 0, 0, out + 4}, /* empty: out[4] untouched */
+    };
+    RT_TCHECK(t, rt_kcpu_gather_segments(segs, 3) == RT_K_OK);
+    const double want[] = {0, 0, 10, 20, -9, -1, -2, -4, 0.5, 1.5, 2.5, -9};
+    RT_TCLOSE(t, "gather_segments", out, want, 12, 0, 0);
+    const int64_t bad[] = {0, 5, 0};
+    rt_kgather_seg oob = segs[1];
+    oob.ids = bad;
+    RT_TCHECK(t, rt_kcpu_gather_segments(&oob, 1) == RT_K_ERANGE);
+    RT_TCHECK(t, rt_kcpu_gather_segments(segs, -1) == RT_K_EINVAL);
+}
+
 int main(void)
 {
     rt_tctx t = {0};
@@ -146,5 +175,6 @@ int main(void)
             check_pool(&t, &r, shapes[s][0], shapes[s][1], shapes[s][2], dts[d], RT_KPOOL_MEAN);
         }
     test_rows(&t, &r);
+    test_segments(&t);
     return rt_treport(&t, "test_kcpu_embedding");
 }

@@ -31,7 +31,7 @@ static void ref_free(refmap *m)
 
 static void test_random_ops(rt_tctx *t, rt_trng *r)
 {
-    const rt_khash_cfg cfg = {DIM, 16, 100, 1, 0.5f};
+    const rt_khash_cfg cfg = {DIM, 16, 100, 1, 0.5f, 0};
     rt_khash *h = NULL;
     RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
     refmap m = ref_make(rt_trand(r), 5000);
@@ -100,7 +100,7 @@ static void test_random_ops(rt_tctx *t, rt_trng *r)
 /* Values written before growth stay at the same rows after it: only keys move. */
 static void test_growth(rt_tctx *t)
 {
-    const rt_khash_cfg cfg = {DIM, 16, 1000, 9, 0.1f};
+    const rt_khash_cfg cfg = {DIM, 16, 1000, 9, 0.1f, 0};
     rt_khash *h = NULL;
     RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
     RT_TCHECK(t, rt_khash_slots(h) == 16 && rt_khash_chunks(h) == 2);
@@ -144,7 +144,7 @@ static void test_growth(rt_tctx *t)
 /* Three tables merged into one key space: equal local IDs stay distinct keys. */
 static void test_merged(rt_tctx *t)
 {
-    const rt_khash_cfg cfg = {1, 16, 8, 3, 0};
+    const rt_khash_cfg cfg = {1, 16, 8, 3, 0, 0};
     rt_khash *h = NULL;
     RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
     const int bits = rt_kmerge_bits(3);
@@ -173,7 +173,7 @@ static void test_merged(rt_tctx *t)
 
 static void test_eviction(rt_tctx *t)
 {
-    const rt_khash_cfg cfg = {2, 16, 4, 0, 0};
+    const rt_khash_cfg cfg = {2, 16, 4, 0, 0, 0};
     rt_khash *h = NULL;
     RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
     const int64_t a[] = {10, 20, 30, 40};
@@ -198,7 +198,32 @@ static void test_eviction(rt_tctx *t)
     RT_TCHECK(t, rt_khash_evict(h, RT_KEVICT_LFU, 10, NULL, &nev) == RT_K_OK && nev == 3);
     RT_TCHECK(t, rt_khash_size(h) == 0);
     rt_khash_free(h);
-    const rt_khash_cfg bad = {0, 16, 4, 0, 0};
+    const rt_khash_cfg bad = {0, 16, 4, 0, 0, 0};
+    RT_TCHECK(t, rt_khash_create(&bad, &h) == RT_K_EINVAL && h == NULL);
+}
+
+/* The key structure doubles exactly when the next key would pass max_load; rows never move. */
+static void test_max_load(rt_tctx *t)
+{
+    const rt_khash_cfg cfg = {1, 16, 8, 5, 0.5f, 0.5};
+    rt_khash *h = NULL;
+    RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
+    int ok = 1;
+    int64_t first_row = -1;
+    for (int64_t k = 0; k < 40; k++) {
+        int64_t row;
+        ok &= rt_khash_find_or_insert(h, &k, 1, &row, NULL) == RT_K_OK;
+        if (k == 0) first_row = row, rt_khash_row(h, row)[0] = 42.0f;
+        /* 8 keys fit 16 slots at 0.5, the 9th needs 32, the 17th 64, the 33rd 128. */
+        const int64_t want = k < 8 ? 16 : k < 16 ? 32 : k < 32 ? 64 : 128;
+        ok &= rt_khash_slots(h) == want;
+    }
+    int64_t key = 0, row;
+    ok &= rt_khash_find(h, &key, 1, &row) == RT_K_OK && row == first_row;
+    ok &= rt_khash_row(h, row)[0] == 42.0f;
+    RT_TCHECK(t, ok);
+    rt_khash_free(h);
+    const rt_khash_cfg bad = {1, 16, 8, 5, 0.5f, 1.0};
     RT_TCHECK(t, rt_khash_create(&bad, &h) == RT_K_EINVAL && h == NULL);
 }
 
@@ -210,5 +235,6 @@ int main(void)
     test_growth(&t);
     test_merged(&t);
     test_eviction(&t);
+    test_max_load(&t);
     return rt_treport(&t, "test_kcpu_hash");
 }

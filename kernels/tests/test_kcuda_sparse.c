@@ -37,6 +37,21 @@ static void check_gather_pool(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64_t r
     RT_TCHECK(t, rt_kcuda_ctx_sync(c) == RT_K_OK);
     RT_TCLOSE_DEV(t, "gpu gather_pool", d_out, cpu, nbags * dim, 1e-5, 1e-5);
     RT_TCLOSE_DEV(t, "gpu sequence_lookup", d_seq, cpu_seq, n * dim, 0, 0);
+    /* The fused gather: bags from the middle on, and the IDs after the first third as rows,
+     * into one output, against the CPU kernel on the same segments. */
+    const int64_t b0 = nbags / 2, i0 = n / 3, rows_out = (nbags - b0) + (n - i0);
+    float *cpu_seg = rt_talloc((size_t)(rows_out * dim) * 4 + 4);
+    float *d_seg = rt_tpoisoned((size_t)(rows_out * dim) * 4);
+    rt_kgather_seg hs[2] = {{host, ids, off, b0, nbags - b0, cpu_seg},
+                            {host, ids, NULL, i0, n - i0, cpu_seg + (nbags - b0) * dim}};
+    rt_kgather_seg ds[2] = {{dev, d_ids, d_off, b0, nbags - b0, d_seg},
+                            {dev, d_ids, NULL, i0, n - i0, d_seg + (nbags - b0) * dim}};
+    RT_TCHECK(t, rt_kcpu_gather_segments(hs, 2) == RT_K_OK);
+    RT_TCHECK(t, rt_kcuda_gather_segments(ds, 2, c) == RT_K_OK);
+    RT_TCHECK(t, rt_kcuda_ctx_sync(c) == RT_K_OK);
+    RT_TCLOSE_DEV(t, "gpu gather_segments", d_seg, cpu_seg, rows_out * dim, 1e-5, 1e-5);
+    D(d_seg);
+    free(cpu_seg);
     if (n > 0) { /* an out-of-range ID is reported at sync */
         const int64_t bad = rows;
         cudaMemcpy(d_ids, &bad, 8, cudaMemcpyHostToDevice);
@@ -200,10 +215,11 @@ static void check_block_transpose(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, int64
     free(sizes), free(in), free(out), free(got);
 }
 
-/* The device table against the CPU table: same sizes, same growth, same keyed values. */
-static void check_hash(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r)
+/* The device table against the CPU table: same sizes, same growth, same keyed values, at the
+ * default maximum load (MAX_LOAD 0) or another. */
+static void check_hash(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r, double max_load)
 {
-    const rt_khash_cfg cfg = {8, 16, 4096, 77, 0.25f};
+    const rt_khash_cfg cfg = {8, 16, 4096, 77, 0.25f, max_load};
     rt_khash *h = NULL;
     rt_kcuda_hash *g = NULL;
     RT_TCHECK(t, rt_khash_create(&cfg, &h) == RT_K_OK);
@@ -223,7 +239,8 @@ static void check_hash(rt_tctx *t, rt_kcuda_ctx *c, rt_trng *r)
         RT_TCHECK(t, n_gpu == n_cpu);
         RT_TCHECK(t, rt_kcuda_hash_size(g) == rt_khash_size(h));
         RT_TCHECK(t, rt_kcuda_hash_slots(g) >= rt_khash_slots(h));
-        RT_TCHECK(t, 4 * rt_kcuda_hash_size(g) <= 3 * rt_kcuda_hash_slots(g));
+        RT_TCHECK(t, (double)rt_kcuda_hash_size(g) <=
+                         rt_khash_max_load(&cfg) * (double)rt_kcuda_hash_slots(g));
         /* Probe with a mix of present and absent keys. */
         for (int i = 0; i < B; i++)
             probe[i] = i % 2 ? keys[i] : (int64_t)(rt_trand(r) % 20000) * 7919 + 3;
@@ -283,7 +300,8 @@ int main(void)
     check_block_transpose(&t, c, &r, 1, 1, 4);
     check_block_transpose(&t, c, &r, 4, 8, 256);
     check_block_transpose(&t, c, &r, 7, 3, 6);
-    check_hash(&t, c, &r);
+    check_hash(&t, c, &r, 0);
+    check_hash(&t, c, &r, 0.5);
     rt_kcuda_ctx_free(c);
     return rt_treport(&t, "test_kcuda_sparse");
 }
