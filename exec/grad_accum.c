@@ -17,6 +17,8 @@ typedef struct rt_xaccum {
     rt_feature_batch *f; /* [n_features]: the micro-batch's views into the whole batch */
     rt_xbuf dense_acc;   /* the dense gradients summed over the micro-batches */
     double loss;
+    int *joins;           /* [unit]: its whole-batch ID messages are joined from the kept ones */
+    rt_xaccum_msgs *kept; /* [unit * k + m]: micro-batch m's received ID messages */
 } rt_xaccum;
 
 enum { WHOLE = 0, MICRO = 1 };
@@ -50,9 +52,11 @@ int rt_xaccum_open(rt_xexec *x, FILE *err)
     if (a) {
         a->micro = malloc(sizeof(int) * (size_t)(x->g->n_ops ? x->g->n_ops : 1));
         a->f = calloc((size_t)(x->s->model.n_tables ? x->s->model.n_tables : 1), sizeof *a->f);
+        a->joins = calloc((size_t)(x->g->n_units ? x->g->n_units : 1), sizeof *a->joins);
+        a->kept = calloc((size_t)(x->g->n_units ? x->g->n_units : 1) * (size_t)k, sizeof *a->kept);
     }
     x->accum = a;
-    if (!a || !a->micro || !a->f) {
+    if (!a || !a->micro || !a->f || !a->joins || !a->kept) {
         fprintf(err, "exec: out of host memory\n");
         return -1;
     }
@@ -64,6 +68,9 @@ int rt_xaccum_open(rt_xexec *x, FILE *err)
                 k, k);
         return -1;
     }
+    for (int o = 0; o < x->g->n_ops; o++)
+        if (a->micro[o] == 0 && x->g->ops[o].role == RT_ROLE_IDS_A2A)
+            a->joins[x->g->ops[o].unit] = rt_xaccum_joinable(&x->g->units[x->g->ops[o].unit]);
     return 0;
 }
 
@@ -74,7 +81,9 @@ void rt_xaccum_free(rt_xexec *x)
     /* Slot 1's batch is views into slot 0's: not its own to free. */
     if (x->n_slots > MICRO) memset(&x->slots[MICRO].batch, 0, sizeof x->slots[MICRO].batch);
     rt_xbuf_free(x->dev, &a->dense_acc);
-    free(a->micro), free(a->f), free(a);
+    for (int i = 0; a->kept && i < x->g->n_units * a->k; i++)
+        rt_xaccum_msgs_free(x->dev, &a->kept[i]);
+    free(a->micro), free(a->f), free(a->joins), free(a->kept), free(a);
     x->accum = NULL;
 }
 
@@ -138,6 +147,9 @@ static int keep_micro(rt_xexec *x, int m, FILE *err)
             return -1;
     }
     w->have_grads = 1;
+    for (int u = 0; u < x->g->n_units; u++)
+        if (a->joins[u] && rt_xaccum_keep_msgs(&x->v.units[u], &a->kept[u * a->k + m], err))
+            return -1;
     int64_t len;
     float *grads = rt_dnet_grads(x->net, &len);
     if (rt_xbuf_reserve(d, &a->dense_acc, sizeof(float) * (size_t)len, err)) return -1;
@@ -162,16 +174,24 @@ static int sets_up_exchange(rt_role r)
 /* Before the first update op (OP), on the whole batch: the exchanges' whole-batch state (route,
  * ID messages, dedup, the owner's index lists, the message layouts), built as the first
  * micro-batch's ops build theirs but over every sample and not counted: the graph prices the
- * micro-batches' forward exchanges, not this one. Then the summed dense gradients go back into
- * the net for the AllReduce. */
+ * micro-batches' forward exchanges, not this one. The received ID messages are the
+ * micro-batches' joined where they join; with stage-1 dedup the whole batch's distinct IDs are
+ * sent once more. Then the summed dense gradients go back into the net for the AllReduce. */
 static int prepare(rt_xexec *x, int op, FILE *err)
 {
     rt_xaccum *a = x->accum;
     const rt_graph *g = x->g;
     int counting = x->counting, rc = 0;
     x->counting = 0;
-    for (int o = 0; o < g->n_ops && !rc; o++)
-        if (a->micro[o] == 0 && sets_up_exchange(g->ops[o].role)) rc = rt_xemb_run(x, o, err);
+    for (int o = 0; o < g->n_ops && !rc; o++) {
+        const rt_op *p = &g->ops[o];
+        if (a->micro[o] != 0 || !sets_up_exchange(p->role)) continue;
+        if (a->joins[p->unit] && p->role == RT_ROLE_IDS_A2A)
+            rc = rt_xaccum_join_msgs(x, &x->v.units[p->unit], &a->kept[p->unit * a->k], a->k,
+                                     x->v.batch.batch, op, err);
+        else if (!(a->joins[p->unit] && p->role == RT_ROLE_CAT_A2A))
+            rc = rt_xemb_run(x, o, err);
+    }
     for (int o = 0; o < g->n_ops && !rc; o++) {
         if (a->micro[o] != 0 || g->ops[o].role != RT_ROLE_ROUTE) continue;
         rt_xunit *xu = &x->v.units[g->ops[o].unit];

@@ -13,6 +13,26 @@
 
 #include "exec.h"
 
+/* One micro-batch's received ID (and category) messages of one exchange unit, kept from its
+ * forward for the whole batch's (grad_accum_msgs.c), with their per-member byte counts and
+ * displacements. */
+typedef struct rt_xaccum_msgs {
+    rt_xbuf ids, cats;
+    size_t *rc, *rd, *crc, *crd; /* [group size] */
+} rt_xaccum_msgs;
+
+/* Moves the micro-batch's received messages of XU into KEPT (buffers swapped, not copied). */
+int rt_xaccum_keep_msgs(rt_xunit *xu, rt_xaccum_msgs *kept, FILE *err);
+/* Whether XU's whole-batch messages are its micro-batches' joined: the ID lists of consecutive
+ * samples, not each micro-batch's distinct IDs (stage-1 dedup). */
+int rt_xaccum_joinable(const rt_graph_unit *u);
+/* XU's received messages of the whole batch of B samples from its K micro-batches' (KEPT[m]),
+ * exactly as one ID AlltoAll of the whole batch delivers them, on the device with their counts
+ * and displacements. 0 or -1 with OP and the reason on ERR. */
+int rt_xaccum_join_msgs(rt_xexec *x, rt_xunit *xu, const rt_xaccum_msgs *kept, int k, int b, int op,
+                        FILE *err);
+void rt_xaccum_msgs_free(rt_xdev *d, rt_xaccum_msgs *kept);
+
 /* Refuses what accumulation cannot run yet, by name (0 when S has grad_accum 1). */
 int rt_xaccum_check(const rt_scenario *s, FILE *err);
 /* X's accumulation state when s->plan.grad_accum is above 1 (x->accum stays NULL otherwise);

@@ -65,11 +65,16 @@ steps() {
 # relative to the largest magnitude in the same row (its docstring). Iteration 0's pooled
 # embeddings are bitwise the same (the tables have not moved yet), within 1e-6 the loss (the
 # micro-batches' means weighted by their samples).
+# Without stage-1 dedup the owner joins the micro-batches' ID messages into the whole batch's
+# (flat, fused per feature, TFRA's separate count messages); with it (fused's default) the whole
+# batch's distinct IDs are sent again.
 variants=(
   "flat-table:--set plan.sharding=table_wise"
   "flat-row:--set plan.sharding=row_wise"
   "flat-row-dedup:--set plan.sharding=row_wise --set plan.dedup=two_stage"
   "fused:--set plan.name=fused"
+  "fused-per-feature:--set plan.name=fused --set plan.grouping=per_feature --set plan.dedup=none"
+  "tfra-fused:--set plan.name=fused --set plan.variant=tfra_fused --set plan.grouping=all --set plan.dedup=none"
 )
 for v in "${variants[@]}"; do
   name=${v%%:*}
