@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grad_accum.h"
+
 static FILE *open_file(const char *dir, const char *what, int rank, FILE *err)
 {
     char path[4096];
@@ -56,7 +58,7 @@ int rt_xdump_iteration(const rt_xexec *x, const char *dir, FILE *err)
     }
     if (close_file(f, err) || rc) return -1;
     if (!(f = open_file(dir, "loss", x->rank, err))) return -1;
-    fprintf(f, "%.9g\n", rt_dnet_loss_value(x->net));
+    fprintf(f, "%.9g\n", rt_xaccum_loss(x));
     return close_file(f, err);
 }
 

@@ -405,9 +405,7 @@ int rt_xemb_hash_op(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 
 /* ---- lookup ------------------------------------------------------------------------------- */
 
-/* Float offsets of every (member, served entry) block of the embedding messages, both ways;
- * fills emb_sc/sd (owner -> member) and emb_rc/rd (member -> this rank). */
-static void emb_layout(rt_xexec *x, rt_xunit *xu)
+void rt_xemb_layout(rt_xexec *x, rt_xunit *xu)
 {
     int G = xu->G, E = xu->n_entries, b = x->v.batch.batch;
     size_t st = 0, rt = 0;
@@ -518,7 +516,7 @@ int rt_xemb_lookup(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
     int feat = x->g->ops[op].layer;
     if (feat <= 0) {
         if (rt_xemb_parse(x, xu, op, err)) return -1;
-        emb_layout(x, xu);
+        rt_xemb_layout(x, xu);
         if (rt_xbuf_reserve(x->dev, &xu->emb_send, rt_xemb_total(xu->emb_sc, xu->G), err))
             return -1;
     }

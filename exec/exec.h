@@ -156,8 +156,9 @@ typedef struct rt_xexec {
      * model whose pooled tables are the towers' outputs (emb_tower.c), as rt_tm_apply costs it.
      * x->v.emb and the embedding gradients are indexed by its tables. */
     const rt_model *net_model;
-    struct rt_xtm *tm;   /* this rank's tower module, NULL without one */
-    struct rt_xpad *pad; /* workload.sequence_layout padded (seq_pad.c), NULL when jagged */
+    struct rt_xtm *tm;       /* this rank's tower module, NULL without one */
+    struct rt_xpad *pad;     /* workload.sequence_layout padded (seq_pad.c), NULL when jagged */
+    struct rt_xaccum *accum; /* plan.grad_accum above 1 (grad_accum.c), NULL otherwise */
     /* The batch the running op works on: a copy of one of the slots, saved back after the op.
      * Sync plans have one batch in flight; overlap windows hold up to three. */
     rt_xslot v;
@@ -198,6 +199,9 @@ int rt_xuniq_segments(rt_xdev *d, int nseg, const uint64_t *const *vals, const i
                       uint64_t *const *keys, rt_xuniq *const *out, FILE *err);
 /* Decodes the received ID messages into per-entry index lists once per iteration. */
 int rt_xemb_parse(rt_xexec *x, rt_xunit *xu, int op, FILE *err);
+/* Float offsets of every (member, served entry) block of the embedding messages, both ways,
+ * from the parsed counts: emb_sc/sd (owner -> member) and emb_rc/rd (member -> this rank). */
+void rt_xemb_layout(rt_xexec *x, rt_xunit *xu);
 /* SPTT's tower transform (emb_sptt.c): setup and the ops between lookup and recovery. */
 int rt_xsptt_setup(rt_xexec *x, rt_xunit *xu, FILE *err);
 void rt_xsptt_free(rt_xexec *x, rt_xunit *xu);

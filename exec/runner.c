@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "dump.h"
+#include "grad_accum.h"
 #include "pipeline.h"
 #include "state.h"
 #include "watchdog.h"
@@ -58,7 +59,9 @@ static int run_op(rt_xexec *x, int op, FILE *err)
         if (rt_xdense_run(x, op, err)) return -1;
         /* The next window's dense backward overwrites the gradients this batch's sparse
          * backward reads: keep a copy when batches overlap. */
-        return o->layer == 0 && x->n_slots > 1 && !x->pad ? rt_xexec_keep_grads(x, err) : 0;
+        return o->layer == 0 && x->s->plan.overlap != RT_OVERLAP_SYNC && !x->pad
+                   ? rt_xexec_keep_grads(x, err)
+                   : 0;
     case RT_ROLE_SEQ_PAD:
     case RT_ROLE_SEQ_UNPAD:
         return rt_xpad_run(x, op, err);
@@ -91,11 +94,17 @@ static int live(const window *w, int64_t id)
     return id >= 0 && id < w->n_batches;
 }
 
+/* Batches in flight: slot i % this holds batch i (accumulation's micro-batch slot is not one). */
+static int batch_slots(const rt_xexec *x)
+{
+    return x->s->plan.overlap == RT_OVERLAP_SYNC ? 1 : x->n_slots;
+}
+
 /* Makes batch ID's slot the view; draws the batch on the host at its first use (untimed, as
  * a data loader would have it ready) and uploads it unless an H2D op of the graph does. */
 static int use_batch(rt_xexec *x, const rt_xrun_cfg *c, const window *w, int64_t id, FILE *err)
 {
-    rt_xexec_use(x, (int)(id % x->n_slots));
+    rt_xexec_use(x, (int)(id % batch_slots(x)));
     if (x->v.batch_id == id) return 0;
     rt_xbatch_free(&x->v.batch);
     x->v.batch_id = id, x->v.loaded = 0, x->v.have_grads = 0;
@@ -129,8 +138,9 @@ static int one_window(rt_xexec *x, const rt_xrun_cfg *c, const window *win, rt_x
             if (g->ops[dep].stream != o->stream && d->ops->wait_mark(d, end_mark(dep))) return -1;
         }
         rt_xwatchdog_enter(wd, op);
-        if (inject_fault(c, x, op, err) || d->ops->mark(d, start_mark(op)) || run_op(x, op, err) ||
-            d->ops->mark(d, end_mark(op))) {
+        if (inject_fault(c, x, op, err) || d->ops->mark(d, start_mark(op)) ||
+            (x->accum && rt_xaccum_enter(x, op, err)) || run_op(x, op, err) ||
+            (x->accum && rt_xaccum_leave(x, op, err)) || d->ops->mark(d, end_mark(op))) {
             fprintf(err, "exec: rank %d: window %d stopped at op %d '%s' (batch %lld)\n", x->rank,
                     w, op, o->name ? o->name : "?", (long long)id);
             return -1;
@@ -168,7 +178,7 @@ static void record(rt_xexec *x, rt_xtimes *t, int i, double wall)
         t->start[(size_t)i * n + op] = x->dev->ops->mark_seconds(x->dev, start_mark(op));
         t->end[(size_t)i * n + op] = x->dev->ops->mark_seconds(x->dev, end_mark(op));
     }
-    t->loss[i] = rt_dnet_loss_value(x->net);
+    t->loss[i] = rt_xaccum_loss(x);
 }
 
 /* Windows -hi_off .. batches - 1 - lo_off run every batch through every op; the ones in which

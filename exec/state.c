@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "grad_accum.h"
 #include "state.h"
 
 int rt_xbuf_reserve(rt_xdev *d, rt_xbuf *b, size_t bytes, FILE *err)
@@ -75,13 +76,7 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
 static int check_executable(const rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
-    if (s->plan.grad_accum > 1) {
-        fprintf(err,
-                "exec: plan.grad_accum %d: gradient accumulation is simulated only (rectwin "
-                "sim); rectwin-exec trains one batch per step; allowed: grad_accum 1\n",
-                s->plan.grad_accum);
-        return -1;
-    }
+    if (rt_xaccum_check(s, err)) return -1;
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,
@@ -129,10 +124,11 @@ static void free_slot(rt_xexec *x, rt_xslot *v)
     rt_xbatch_free(&v->batch);
 }
 
-/* Overlap windows keep up to three batches in flight (semi-async: i - 1, i, i + 1). */
+/* Overlap windows keep up to three batches in flight (semi-async: i - 1, i, i + 1); gradient
+ * accumulation keeps the step's batch and its running micro-batch (grad_accum.h). */
 static int alloc_batch_buffers(rt_xexec *x, FILE *err)
 {
-    x->n_slots = x->s->plan.overlap == RT_OVERLAP_SYNC ? 1 : 3;
+    x->n_slots = x->s->plan.overlap != RT_OVERLAP_SYNC ? 3 : x->s->plan.grad_accum > 1 ? 2 : 1;
     x->moved = calloc((size_t)x->g->n_ops, sizeof(rt_xbytes));
     int rc = x->moved ? 0 : -1;
     for (int k = 0; k < x->n_slots && !rc; k++)
@@ -165,7 +161,7 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
     int max_batch = s->workload.batch_per_rank;
     if (s->plan.balance != RT_BALANCE_NONE) max_batch *= x->world;
     x->net = rt_dnet_new(x->net_model, d, max_batch, max_tokens, s->workload.seed, opt, err);
-    return x->net ? rt_xpad_open(x, err) : -1;
+    return x->net && !rt_xpad_open(x, err) ? rt_xaccum_open(x, err) : -1;
 }
 
 void rt_xexec_close(rt_xexec *x)
@@ -175,6 +171,7 @@ void rt_xexec_close(rt_xexec *x)
     rt_xemb_free(x);
     if (x->dev) rt_xtables_free(&x->tables, x->dev);
     if (x->s) rt_xexec_use(x, -1);
+    rt_xaccum_free(x); /* before the slots: its micro-batch views their batch */
     for (int k = 0; x->s && k < x->n_slots; k++)
         free_slot(x, &x->slots[k]);
     rt_xtm_close(x); /* after the slots, which hold its output tables */

@@ -24,6 +24,26 @@ static void classify(const rt_graph *g, int *once)
     }
 }
 
+void rt_accumulate_range(int64_t n, int m, int k, int64_t *lo, int64_t *hi)
+{
+    *lo = n * m / k, *hi = n * (m + 1) / k;
+}
+
+int rt_accumulate_micro_ops(const rt_graph *g, int k, int *micro)
+{
+    int *once = malloc(sizeof(int) * (size_t)(g->n_ops ? g->n_ops : 1)), n = 0;
+    if (!once) return -1;
+    classify(g, once);
+    for (int o = 0; o < g->n_ops; o++)
+        n += !once[o];
+    /* compose() lays the micro-batches' ops out one micro-batch after another. */
+    int per = k > 0 ? n / k : 0, j = 0;
+    for (int o = 0; o < g->n_ops && per > 0; o++)
+        micro[o] = once[o] ? -1 : j++ / per;
+    free(once);
+    return per > 0 && per * k == n ? 0 : -1;
+}
+
 /* Micro-batch M of K: samples [n m / k, n (m + 1) / k) of every rep's batch, as views into W. */
 static rt_workload *slice(const rt_workload *w, int m, int k)
 {
@@ -31,7 +51,9 @@ static rt_workload *slice(const rt_workload *w, int m, int k)
     size_t n = (size_t)w->n_reps * (size_t)w->n_features;
     if (!v) return NULL;
     *v = *w;
-    v->batch = (int)((long)w->batch * (m + 1) / k - (long)w->batch * m / k);
+    int64_t blo, bhi;
+    rt_accumulate_range(w->batch, m, k, &blo, &bhi);
+    v->batch = (int)(bhi - blo);
     v->batches = malloc(sizeof *v->batches * (n ? n : 1));
     if (!v->batches) {
         free(v);
@@ -40,14 +62,15 @@ static rt_workload *slice(const rt_workload *w, int m, int k)
     for (int r = 0; r < w->n_reps; r++)
         for (int f = 0; f < w->n_features; f++) {
             const rt_feature_batch *fb = rt_workload_batch(w, r, f);
-            int lo = (int)((long)fb->batch * m / k), hi = (int)((long)fb->batch * (m + 1) / k);
+            int64_t lo, hi;
+            rt_accumulate_range(fb->batch, m, k, &lo, &hi);
             uint64_t off = 0, cnt = 0;
-            for (int i = 0; i < lo; i++)
+            for (int64_t i = 0; i < lo; i++)
                 off += fb->lengths[i];
-            for (int i = lo; i < hi; i++)
+            for (int64_t i = lo; i < hi; i++)
                 cnt += fb->lengths[i];
-            v->batches[(long)r * w->n_features + f] =
-                (rt_feature_batch){hi - lo, fb->lengths + lo, cnt, fb->ids ? fb->ids + off : NULL};
+            v->batches[(long)r * w->n_features + f] = (rt_feature_batch){
+                (int)(hi - lo), fb->lengths + lo, cnt, fb->ids ? fb->ids + off : NULL};
         }
     return v;
 }

@@ -8,6 +8,7 @@
 #ifndef RT_ACCUMULATE_H
 #define RT_ACCUMULATE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "graph.h"
@@ -19,5 +20,14 @@
  * graph when that is 1). NULL with a message on ERR. */
 rt_graph *rt_accumulate_build(const rt_plan *plan, const rt_scenario *s, const void *opts,
                               const rt_workload *w, FILE *err);
+
+/* Micro-batch M of K of a batch of N samples: samples [*LO, *HI). rectwin-exec slices its
+ * batches with it, so it runs the samples the graph costs. */
+void rt_accumulate_range(int64_t n, int m, int k, int64_t *lo, int64_t *hi);
+
+/* For each op of G, a graph rt_accumulate_build composed of K micro-batches: the micro-batch
+ * it belongs to, or -1 for the once-per-step update (MICRO has g->n_ops entries). 0, or -1
+ * when G is not such a graph (out of memory, or its ops do not split into K equal parts). */
+int rt_accumulate_micro_ops(const rt_graph *g, int k, int *micro);
 
 #endif
