@@ -61,14 +61,16 @@
  *     the global mean over samples and tasks.
  *   sampled_softmax: the query of token i is the last layer's output at i, its positive the
  *     token embedding of token i + 1 of the same sequence (the last token of a sequence has no
- *     target): Q = sum over samples of (len - 1) targets. Negatives are SHARED in-batch: the
- *     token embeddings at `negatives` token positions of this rank's batch, position k being
- *     hash(seed, k) mod T (iteration-independent; no extra lookup, no accidental-hit masking;
- *     the table-sampled negatives of TurboGR, seed 002, are future work); temperature 1, no logQ
- *     correction. Gradients reach the queries and the positive and negative token embeddings.
- *     The objective is PER SAMPLE: J = (1 / global_batch) sum over all ranks' targets of the
- *     cross-entropy, so ranks with more tokens weigh more, as TurboGR and MTGRBoost weight
- *     gradients by sample count; rt_dnet_loss_value reports this rank's mean per target token. */
+ *     target): Q = sum over samples of (len - 1) targets. Without the plan's negatives map,
+ *     negatives are SHARED in-batch: the token embeddings at `negatives` token positions of
+ *     this rank's batch, position k being hash(seed, k) mod T (iteration-independent; no extra
+ *     lookup, no accidental-hit masking). With the map, each query has its own (neg_samples.h:
+ *     per-query draws among the batch's real tokens, fp16 storage, logit sharing, offload);
+ *     temperature 1, no logQ correction. Gradients reach the queries and the positive and
+ *     negative token embeddings. The objective is PER SAMPLE: J = (1 / global_batch) sum over
+ *     all ranks' targets of the cross-entropy, so ranks with more tokens weigh more, as TurboGR
+ *     and MTGRBoost weight gradients by sample count; rt_dnet_loss_value reports this
+ *     rank's mean per target token. */
 #include "dense_net.h"
 
 #include <math.h>
