@@ -186,6 +186,9 @@ int rt_xneg_prefetch(rt_xneg *g, FILE *err)
 {
     g->bytes.prefetched = 0;
     if (fetch(g, 0, &g->bytes.prefetched, err)) return -1;
+    /* The graph lets the loss overlap the fetch, so no event orders the loss's stream after
+     * this copy: it is complete before the op returns (a no-op on the cpu device). */
+    if (g->d->ops->sync(g->d)) return fail(err, "fetching the first segment failed");
     g->prefetched = g->c.offload && g->nq > 0;
     return 0;
 }

@@ -11,7 +11,8 @@
  *     while the current is scored (neg.fetch), once for the logits and once for their
  *     backward (dq = dlogits x negatives), so two segments are all the device holds.
  * The loss always walks the negatives in segments of ascending queries, resident or fetched,
- * so offload changes where the tensor lives and not one bit of the result. */
+ * so offload changes where the tensor lives and not one bit of the result. The kernels are
+ * kernels/cpu/neg_logits.c and kernels/cuda/neg_logits.cu. */
 #ifndef RT_XNEG_SAMPLES_H
 #define RT_XNEG_SAMPLES_H
 

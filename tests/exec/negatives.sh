@@ -92,4 +92,10 @@ assert n['fetched_bytes'] == 2 * n['offloaded_bytes'], n
 print(f"ok: both engines and exec agree on the negatives' copies; exec checked "
       f"{s['bytes_checked_ops']} op-rank bytes ({b['bytes_checked_ops']} without the map)")
 PY
+# The map with other plans, overlap and layouts: byte-exact, every rank.
+m="--set plan.negatives.offload=true --set plan.negatives.segment=5"
+m="$m --set plan.negatives.dtype=fp16 --set plan.negatives.expansion=2"
+check_variants "$m --set plan.overlap=pipeline" \
+  "$m --set plan.name=hsp --set plan.group_size=2 --set workload.sequence_layout=padded" \
+  "$m --set model.file=exec-tiny-fuxi-model.yaml --set plan.balance=token_realloc"
 echo "negatives: passed"
