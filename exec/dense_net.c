@@ -1871,7 +1871,10 @@ int rt_dnet_set_negatives(rt_dnet *n, const rt_neg_cfg *c, rt_kdtype stored, FIL
 {
     if (!c->per_query) return 0;
     if (!n->ssm || n->nneg <= 0 || n->xneg)
-        return fail(err, "per-query negatives need a sampled-softmax model with negatives, once");
+        return fail(err,
+                    "model %s: plan.negatives needs a sampled-softmax loss with negatives "
+                    "(set once); allowed: no plan.negatives map for this model",
+                    name_or(n->m->name));
     n->xneg = rt_xneg_new(n->d, c, stored, n->max_tokens, n->nneg, n->tokw, n->seed, err);
     n->neg_cfg = c, n->neg_stored = stored;
     return n->xneg ? 0 : -1;
