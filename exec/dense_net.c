@@ -1798,8 +1798,8 @@ static const float *loss_tokens(rt_dnet *n, FILE *err)
     return concat_fwd(n, &n->seqcat, src, n->tokens, n->tokbuf, NULL, err) ? NULL : n->tokbuf;
 }
 
-/* Per-query negatives: the loss and every gradient in one pass over the segments, the query
- * and positive gradients already scaled to the per-sample objective. */
+/* Per-query negatives: the loss and every gradient (neg_samples.h walks the segments for the
+ * logits, then for their backward), already scaled to the per-sample objective. */
 static int per_query_loss(rt_dnet *n, const float *tok, float *dq_out, float *dtok, FILE *err)
 {
     rt_xdev *d = n->d;
