@@ -24,6 +24,7 @@ const char *const rt_role_names[] = {
     "tm_fwd", "tm_bwd", "tm_allreduce", "tm_update",
     "seq_pad", "seq_unpad",
     "hash_probe", "hash_fetch", "hash_writeback", "hash_evict",
+    "neg_offload", "neg_fetch",
     NULL};
 /* clang-format on */
 _Static_assert(sizeof rt_role_names / sizeof *rt_role_names == RT_ROLE_COUNT + 1,

@@ -105,6 +105,10 @@ typedef enum {
     RT_ROLE_HASH_FETCH,
     RT_ROLE_HASH_WRITEBACK,
     RT_ROLE_HASH_EVICT,
+    /* plan.negatives offload (plans/negatives.h): the per-query negative embeddings to host
+     * memory, and back one segment at a time for the loss. */
+    RT_ROLE_NEG_OFFLOAD,
+    RT_ROLE_NEG_FETCH,
     RT_ROLE_COUNT
 } rt_role;
 

@@ -35,5 +35,6 @@ int rt_neg_cfg_parse(rt_cfg *c, struct fy_node *plan, const rt_model *m, rt_neg_
         rt_cfg_get_int(c, map, "expansion", 0, 1, 64, &k) < 0)
         return -1;
     out->segment = (int)seg, out->expansion = (int)k, out->fp16 = fp16;
+    out->per_query = 1;
     return 0;
 }

@@ -11,6 +11,7 @@ struct fy_node;
 struct rt_model;
 
 typedef struct rt_neg_cfg {
+    int per_query; /* the map is present: every output token samples its own negatives */
     int offload;   /* negative embeddings live in host memory between gather and logits */
     int segment;   /* output tokens per fetched segment (two segments resident) */
     int fp16;      /* negative embeddings stored in fp16 (else the dense dtype) */

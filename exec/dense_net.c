@@ -61,14 +61,16 @@
  *     the global mean over samples and tasks.
  *   sampled_softmax: the query of token i is the last layer's output at i, its positive the
  *     token embedding of token i + 1 of the same sequence (the last token of a sequence has no
- *     target): Q = sum over samples of (len - 1) targets. Negatives are SHARED in-batch: the
- *     token embeddings at `negatives` token positions of this rank's batch, position k being
- *     hash(seed, k) mod T (iteration-independent; no extra lookup, no accidental-hit masking;
- *     the table-sampled negatives of TurboGR, seed 002, are future work); temperature 1, no logQ
- *     correction. Gradients reach the queries and the positive and negative token embeddings.
- *     The objective is PER SAMPLE: J = (1 / global_batch) sum over all ranks' targets of the
- *     cross-entropy, so ranks with more tokens weigh more, as TurboGR and MTGRBoost weight
- *     gradients by sample count; rt_dnet_loss_value reports this rank's mean per target token. */
+ *     target): Q = sum over samples of (len - 1) targets. Without the plan's negatives map,
+ *     negatives are SHARED in-batch: the token embeddings at `negatives` token positions of
+ *     this rank's batch, position k being hash(seed, k) mod T (iteration-independent; no extra
+ *     lookup, no accidental-hit masking). With the map, each query has its own (neg_samples.h:
+ *     per-query draws among the batch's real tokens, fp16 storage, logit sharing, offload);
+ *     temperature 1, no logQ correction. Gradients reach the queries and the positive and
+ *     negative token embeddings. The objective is PER SAMPLE: J = (1 / global_batch) sum over
+ *     all ranks' targets of the cross-entropy, so ranks with more tokens weigh more, as TurboGR
+ *     and MTGRBoost weight gradients by sample count; rt_dnet_loss_value reports this
+ *     rank's mean per target token. */
 #include "dense_net.h"
 
 #include <math.h>
@@ -240,6 +242,9 @@ struct rt_dnet {
     int64_t nneg, nq;
     int64_t *d_qidx, *d_pidx, *d_nidx;
     float *sq, *sp, *sn, *dq, *dp, *dn, *stmp, *tokbuf, *dtok;
+    rt_xneg *xneg; /* per-query negatives (the plan's negatives map), else NULL */
+    const rt_neg_cfg *neg_cfg;
+    rt_kdtype neg_stored;
     concat seqcat; /* the sequence tables side by side (nseqt > 1) */
     /* Every device allocation, released by rt_dnet_free. */
     int nbufs, cap_bufs;
@@ -1538,6 +1543,7 @@ void rt_dnet_free(rt_dnet *n)
         free(l->mo);
     }
     concat_free(&n->seqcat);
+    rt_xneg_free(n->xneg);
     for (int i = n->nbufs - 1; i >= 0; i--)
         n->d->ops->release(n->d, n->bufs[i]);
     free(n->bufs);
@@ -1605,6 +1611,7 @@ static int set_sequences(rt_dnet *n, const rt_dnet_batch *b, FILE *err)
         for (int64_t k = 0; k < nq; k++)
             n->h_idx[k]++;
         if (upload_i64(n, n->d_pidx, n->h_idx, nq, err)) return -1;
+        if (n->xneg) return rt_xneg_sample(n->xneg, h, valid, B, nq, err);
         /* Shared in-batch negatives: a fixed hash of (seed, k), so they move only with T. */
         for (int64_t k = 0; k < n->nneg && real > 0; k++)
             n->h_idx[k] =
@@ -1642,6 +1649,7 @@ static int grow_tokens(rt_dnet *n, int64_t need_tokens, FILE *err)
              (n->adam_m && (n->d->ops->copy(n->d, g->adam_m, n->adam_m, bytes, RT_XCOPY_D2D) ||
                             n->d->ops->copy(n->d, g->adam_v, n->adam_v, bytes, RT_XCOPY_D2D)));
     g->step = n->step;
+    if (!rc && n->neg_cfg) rc = rt_dnet_set_negatives(g, n->neg_cfg, n->neg_stored, err);
     rt_dnet tmp = *n;
     *n = *g;
     *g = tmp;
@@ -1775,24 +1783,47 @@ static int scatter_scaled(rt_dnet *n, const float *g, int64_t count, const int64
                   "sampled softmax gradient", NULL, err);
 }
 
+/* The token embeddings the loss reads: the sequence tables side by side. */
+static const float *loss_tokens(rt_dnet *n, FILE *err)
+{
+    if (n->nseqt == 1) return n->emb[n->seq0];
+    const float *src[64];
+    int i = 0;
+    for (int t = 0; t < n->m->n_tables && i < 64; t++)
+        if (n->m->tables[t].sequence) src[i++] = n->emb[t];
+    if (i < n->nseqt) {
+        fail(err, "more than 64 sequence tables");
+        return NULL;
+    }
+    return concat_fwd(n, &n->seqcat, src, n->tokens, n->tokbuf, NULL, err) ? NULL : n->tokbuf;
+}
+
+/* Per-query negatives: the loss and every gradient (neg_samples.h walks the segments for the
+ * logits, then for their backward), already scaled to the per-sample objective. */
+static int per_query_loss(rt_dnet *n, const float *tok, float *dq_out, float *dtok, FILE *err)
+{
+    rt_xdev *d = n->d;
+    int64_t T = n->tokens, D = n->tokw, Q = n->nq;
+    if (!rt_xneg_offloads(n->xneg) && rt_xneg_gather(n->xneg, tok, T, err)) return -1;
+    if (rt_xneg_loss(n->xneg, n->sq, n->sp, (float)(1.0 / n->global_batch), n->loss, n->dq, n->dp,
+                     dtok, T, err))
+        return -1;
+    if (kcheck(d->ops->scatter_add_rows(d, n->dq, Q, D, n->d_qidx, T, dq_out), "query gradient",
+               NULL, err))
+        return -1;
+    return kcheck(d->ops->scatter_add_rows(d, n->dp, Q, D, n->d_pidx, T, dtok), "positive gradient",
+                  NULL, err);
+}
+
 static int ssm_loss(rt_dnet *n, FILE *err)
 {
     rt_xdev *d = n->d;
     const rt_model *m = n->m;
     const dlayer *last = &n->L[n->nl - 1];
     int64_t T = n->tokens, D = n->tokw, Q = n->nq, K = T > 0 ? n->nneg : 0;
-    const float *tok = n->emb[n->seq0];
-    float *dtok = n->tg[n->seq0].buf;
-    if (n->nseqt > 1) {
-        const float *src[64];
-        int i = 0;
-        for (int t = 0; t < m->n_tables && i < 64; t++)
-            if (m->tables[t].sequence) src[i++] = n->emb[t];
-        if (i < n->nseqt) return fail(err, "more than 64 sequence tables");
-        if (concat_fwd(n, &n->seqcat, src, T, n->tokbuf, NULL, err)) return -1;
-        tok = n->tokbuf;
-        dtok = n->dtok;
-    }
+    const float *tok = loss_tokens(n, err);
+    float *dtok = n->nseqt > 1 ? n->dtok : n->tg[n->seq0].buf;
+    if (!tok) return -1;
     gtarget *qt = &n->tg[m->n_tables + n->nl - 1];
     if (dzero(n, qt->buf, T * last->out_w, NULL, err) || dzero(n, dtok, T * D, NULL, err))
         return -1;
@@ -1800,6 +1831,13 @@ static int ssm_loss(rt_dnet *n, FILE *err)
     if (Q == 0) {
         /* No sequence longer than one token: nothing to predict, zero loss and gradients. */
         if (dzero(n, n->loss, 1, NULL, err)) return -1;
+    } else if (n->xneg) {
+        if (kcheck(d->ops->gather_rows(d, last->out, T, D, n->d_qidx, Q, n->sq), "queries", NULL,
+                   err) ||
+            kcheck(d->ops->gather_rows(d, tok, T, D, n->d_pidx, Q, n->sp), "positives", NULL,
+                   err) ||
+            per_query_loss(n, tok, qt->buf, dtok, err))
+            return -1;
     } else {
         if (kcheck(d->ops->gather_rows(d, last->out, T, D, n->d_qidx, Q, n->sq), "queries", NULL,
                    err) ||
@@ -1827,6 +1865,40 @@ static int ssm_loss(rt_dnet *n, FILE *err)
         n->tg[t].written = 1;
     }
     return 0;
+}
+
+int rt_dnet_set_negatives(rt_dnet *n, const rt_neg_cfg *c, rt_kdtype stored, FILE *err)
+{
+    if (!c->per_query) return 0;
+    if (!n->ssm || n->nneg <= 0 || n->xneg)
+        return fail(err,
+                    "model %s: plan.negatives needs a sampled-softmax loss with negatives "
+                    "(set once); allowed: no plan.negatives map for this model",
+                    name_or(n->m->name));
+    n->xneg = rt_xneg_new(n->d, c, stored, n->max_tokens, n->nneg, n->tokw, n->seed, err);
+    n->neg_cfg = c, n->neg_stored = stored;
+    return n->xneg ? 0 : -1;
+}
+
+int rt_dnet_neg_offload(rt_dnet *n, FILE *err)
+{
+    if (!n->batch) return fail(err, "no batch set");
+    if (!n->xneg || !rt_xneg_offloads(n->xneg))
+        return fail(err, "the negatives are not offloaded: no plan.negatives offload");
+    const float *tok = loss_tokens(n, err);
+    return tok ? rt_xneg_gather(n->xneg, tok, n->tokens, err) : -1;
+}
+
+int rt_dnet_neg_prefetch(rt_dnet *n, FILE *err)
+{
+    if (!n->xneg || !rt_xneg_offloads(n->xneg))
+        return fail(err, "the negatives are not offloaded: no plan.negatives offload");
+    return rt_xneg_prefetch(n->xneg, err);
+}
+
+const rt_xneg *rt_dnet_negatives(const rt_dnet *n)
+{
+    return n->xneg;
 }
 
 int rt_dnet_loss(rt_dnet *n, FILE *err)

@@ -12,6 +12,7 @@
 
 #include "device.h"
 #include "model.h"
+#include "neg_samples.h"
 
 typedef struct rt_dnet rt_dnet;
 
@@ -75,6 +76,15 @@ const float *rt_dnet_emb_grad(const rt_dnet *n, int table);
 double rt_dnet_layer_flops(const rt_dnet *n, int layer);
 /* Tokens of the current batch (0 for a model without sequence tables). */
 int64_t rt_dnet_tokens(const rt_dnet *n);
+/* Sampled softmax with the plan's negatives map C (C->per_query): per-query negatives
+ * (neg_samples.h) stored as STORED, instead of in-batch negatives shared by all queries. C
+ * must outlive N. Before the first batch. */
+int rt_dnet_set_negatives(rt_dnet *n, const rt_neg_cfg *c, rt_kdtype stored, FILE *err);
+/* Per-query negatives (NULL when they are shared): the neg.offload op gathers them to the
+ * host, the neg.fetch op brings the first segment back before the loss. */
+int rt_dnet_neg_offload(rt_dnet *n, FILE *err);
+int rt_dnet_neg_prefetch(rt_dnet *n, FILE *err);
+const rt_xneg *rt_dnet_negatives(const rt_dnet *n);
 /* The flat fp32 gradient buffer (all parameters) for the AllReduce, and its length. */
 float *rt_dnet_grads(rt_dnet *n, int64_t *len);
 /* Optimizer step on the summed gradients. */

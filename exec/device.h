@@ -96,6 +96,17 @@ typedef struct rt_xdev_ops {
                                   const float *logq, int64_t batch, int64_t nneg, int64_t dd,
                                   float temperature, float *loss, float *dq, float *dpos,
                                   float *dneg);
+    /* Per-query negatives (kernels.h rt_kcpu_neg_logits): NULL where the backend has none,
+     * and exec then refuses plan.negatives. */
+    rt_kstatus (*neg_logits)(rt_xdev *d, const float *q, int64_t nq, int64_t dd, const float *neg,
+                             int64_t first, int64_t rows, int64_t nneg, int64_t k, float *logits,
+                             int64_t ld, int64_t col);
+    rt_kstatus (*neg_logits_bwd)(rt_xdev *d, const float *q, int64_t nq, int64_t dd,
+                                 const float *neg, int64_t first, int64_t rows, int64_t nneg,
+                                 int64_t k, const float *dlogits, int64_t ld, int64_t col,
+                                 float *dq, float *dneg);
+    rt_kstatus (*softmax_xent)(rt_xdev *d, float *logits, int64_t rows, int64_t cols, float scale,
+                               float *loss);
     /* y += a * x (fp32), and the dense Adam step (kernels.h rt_kcpu_adam). */
     rt_kstatus (*axpy)(rt_xdev *d, int64_t n, float a, const float *x, float *y);
     /* Storage-type conversion (kernels.h rt_kcpu_convert): messages in the comm precision. */

@@ -290,6 +290,30 @@ static rt_kstatus rt_xcpu_softmax(rt_xdev *d, const float *q, const float *pos, 
                                    dneg);
 }
 
+static rt_kstatus rt_xcpu_neg_logits(rt_xdev *d, const float *q, int64_t nq, int64_t dd,
+                                     const float *neg, int64_t first, int64_t rows, int64_t nneg,
+                                     int64_t k, float *logits, int64_t ld, int64_t col)
+{
+    (void)d;
+    return rt_kcpu_neg_logits(q, nq, dd, neg, first, rows, nneg, k, logits, ld, col);
+}
+
+static rt_kstatus rt_xcpu_neg_logits_bwd(rt_xdev *d, const float *q, int64_t nq, int64_t dd,
+                                         const float *neg, int64_t first, int64_t rows,
+                                         int64_t nneg, int64_t k, const float *dlogits, int64_t ld,
+                                         int64_t col, float *dq, float *dneg)
+{
+    (void)d;
+    return rt_kcpu_neg_logits_bwd(q, nq, dd, neg, first, rows, nneg, k, dlogits, ld, col, dq, dneg);
+}
+
+static rt_kstatus rt_xcpu_softmax_xent(rt_xdev *d, float *logits, int64_t rows, int64_t cols,
+                                       float scale, float *loss)
+{
+    (void)d;
+    return rt_kcpu_softmax_xent(logits, rows, cols, scale, loss);
+}
+
 static rt_kstatus rt_xcpu_convert(rt_xdev *d, const void *in, rt_kdtype from, int64_t n,
                                   rt_kdtype to, void *out)
 {
@@ -430,6 +454,9 @@ const rt_xdev_ops rt_xdev_cpu = {
     .copy2d = rt_xcpu_copy2d,
     .axpy = rt_xcpu_axpy,
     .convert = rt_xcpu_convert,
+    .neg_logits = rt_xcpu_neg_logits,
+    .neg_logits_bwd = rt_xcpu_neg_logits_bwd,
+    .softmax_xent = rt_xcpu_softmax_xent,
     .adam = rt_xcpu_adam,
     .silu_fwd = rt_xcpu_silu_fwd,
     .silu_bwd = rt_xcpu_silu_bwd,

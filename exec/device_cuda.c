@@ -499,6 +499,28 @@ static rt_kstatus k_sampled_softmax(rt_xdev *d, const float *q, const float *pos
                                     dneg, ctx_of(d));
 }
 
+static rt_kstatus k_neg_logits(rt_xdev *d, const float *q, int64_t nq, int64_t dd, const float *neg,
+                               int64_t first, int64_t rows, int64_t nneg, int64_t k, float *logits,
+                               int64_t ld, int64_t col)
+{
+    return rt_kcuda_neg_logits(q, nq, dd, neg, first, rows, nneg, k, logits, ld, col, ctx_of(d));
+}
+
+static rt_kstatus k_neg_logits_bwd(rt_xdev *d, const float *q, int64_t nq, int64_t dd,
+                                   const float *neg, int64_t first, int64_t rows, int64_t nneg,
+                                   int64_t k, const float *dlogits, int64_t ld, int64_t col,
+                                   float *dq, float *dneg)
+{
+    return rt_kcuda_neg_logits_bwd(q, nq, dd, neg, first, rows, nneg, k, dlogits, ld, col, dq, dneg,
+                                   ctx_of(d));
+}
+
+static rt_kstatus k_softmax_xent(rt_xdev *d, float *logits, int64_t rows, int64_t cols, float scale,
+                                 float *loss)
+{
+    return rt_kcuda_softmax_xent(logits, rows, cols, scale, loss, ctx_of(d));
+}
+
 static rt_kstatus k_convert(rt_xdev *d, const void *in, rt_kdtype from, int64_t n, rt_kdtype to,
                             void *out)
 {
@@ -636,6 +658,9 @@ const rt_xdev_ops rt_xdev_cuda = {
     .sampled_softmax = k_sampled_softmax,
     .axpy = k_axpy,
     .convert = k_convert,
+    .neg_logits = k_neg_logits,
+    .neg_logits_bwd = k_neg_logits_bwd,
+    .softmax_xent = k_softmax_xent,
     .adam = k_adam,
     .silu_fwd = k_silu_fwd,
     .silu_bwd = k_silu_bwd,

@@ -270,15 +270,6 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
                 "rectwin-exec yet; allowed: --checkpoint/--resume without a tower module\n");
         return -1;
     }
-    const rt_neg_cfg *neg = &s->plan.negatives;
-    if (neg->offload || neg->fp16 || neg->expansion > 1) {
-        fprintf(stderr,
-                "exec: plan.negatives (offload, fp16, expansion) is not executed by rectwin-exec "
-                "yet: its sampled softmax shares the model's `negatives` in-batch token "
-                "embeddings across queries, not seed 002's per-token negatives; allowed: no "
-                "plan.negatives map (rectwin sim predicts it)\n");
-        return -1;
-    }
     int dynamic = 0;
     for (int i = 0; i < R->x.tables.n; i++)
         dynamic |= R->x.tables.shards[i].dyn != NULL;

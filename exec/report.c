@@ -113,24 +113,29 @@ long rt_xreport_check_bytes(const rt_xexec *x, long *checked, FILE *err)
 static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, int iters,
                            int batches)
 {
-    char *buf = malloc(1400);
+    char *buf = malloc(1800);
     if (!buf) return NULL;
-    char hash[320] = "";
+    char hash[320] = "", neg[320] = "";
+    if (s->neg_device > 0)
+        snprintf(neg, sizeof neg,
+                 ", \"negatives\": {\"device_bytes\": %.0f, \"host_bytes\": %.0f, "
+                 "\"offloaded_bytes\": %.0f, \"fetched_bytes\": %.0f}",
+                 s->neg_device, s->neg_host, s->neg_offloaded, s->neg_fetched);
     if (s->hash_slots)
         snprintf(hash, sizeof hash,
                  ", \"hash_tables\": {\"keys\": %ld, \"slots\": %ld, \"inserted\": %ld, "
                  "\"evicted\": %ld, \"doublings\": %ld}",
                  s->hash_keys, s->hash_slots, s->hash_inserted, s->hash_evicted, s->hash_grows);
-    snprintf(buf, 1400,
+    snprintf(buf, 1800,
              "{\"device\": \"%s\", \"comm\": \"%s\", \"ranks\": %d, \"warmup\": %d, "
              "\"iterations\": %d, \"batches_trained\": %d, \"timing\": \"median over "
              "iterations per op\", "
              "\"iteration_wall_median_s\": %.9g, \"iteration_wall_spread_s\": %.9g, "
              "\"framework_overhead_s\": %.9g, \"loss_first\": %.9g, \"loss_last\": %.9g, "
-             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld%s}",
+             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld%s%s}",
              x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, batches,
              s->wall_median_s, s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last,
-             s->bytes_checked, s->bytes_mismatched, hash);
+             s->bytes_checked, s->bytes_mismatched, hash, neg);
     return buf;
 }
 
@@ -159,6 +164,17 @@ static int hash_stats(const rt_xexec *x, rt_xsummary *sum)
     return 0;
 }
 
+static int neg_stats(const rt_xexec *x, rt_xsummary *sum)
+{
+    const rt_xneg *g = x->net ? rt_dnet_negatives(x->net) : NULL;
+    rt_xneg_bytes b = g ? rt_xneg_stats(g) : (rt_xneg_bytes){0};
+    double v[4] = {b.device_held, b.host_held, b.offloaded, b.prefetched + b.fetched};
+    RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    sum->neg_device = v[0], sum->neg_host = v[1], sum->neg_offloaded = v[2];
+    sum->neg_fetched = v[3];
+    return 0;
+}
+
 static int gather(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum, double *all)
 {
     int n = x->g->n_ops;
@@ -178,7 +194,7 @@ static int gather(rt_xexec *x, const rt_xtimes *t, int warmup, rt_xsummary *sum,
     cnt[1] = rt_xreport_check_bytes(x, &cnt[0], stderr);
     RT_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
     sum->bytes_checked = cnt[0], sum->bytes_mismatched = cnt[1];
-    if (hash_stats(x, sum)) return -1;
+    if (hash_stats(x, sum) || neg_stats(x, sum)) return -1;
     if (mean_loss(t, 0, &sum->loss_first) || mean_loss(t, t->n_iter - 1, &sum->loss_last))
         return -1;
     return 0;

@@ -19,6 +19,10 @@ typedef struct rt_xsummary {
     /* Dynamic tables, summed over ranks and shards: live keys and key slots at the end, keys
      * inserted and evicted, doublings of key structures. */
     long hash_keys, hash_slots, hash_inserted, hash_evicted, hash_grows;
+    /* Per-query negatives (plan.negatives), max over ranks: device and host bytes held for
+     * them (the device's part of peak_bytes) and bytes moved to and from the host by the last
+     * iteration; all 0 with shared negatives. */
+    double neg_device, neg_host, neg_offloaded, neg_fetched;
 } rt_xsummary;
 
 /* Collective over every rank. On rank 0, *OUT receives the result (others get NULL). */

@@ -52,6 +52,8 @@ static int run_op(rt_xexec *x, int op, FILE *err)
         return 0;
     case RT_ROLE_DENSE_FWD:
     case RT_ROLE_LOSS:
+    case RT_ROLE_NEG_OFFLOAD:
+    case RT_ROLE_NEG_FETCH:
     case RT_ROLE_DENSE_ALLREDUCE:
     case RT_ROLE_DENSE_UPDATE:
         return rt_xdense_run(x, op, err);

@@ -138,6 +138,14 @@ static int alloc_batch_buffers(rt_xexec *x, FILE *err)
     return rc;
 }
 
+/* Per-query negatives are stored in fp16 when the plan says so, else in the dense dtype
+ * (plans/negatives.c prices them so); the CPU's dense math is fp32 either way. */
+static rt_kdtype neg_dtype(const rt_plan_cfg *p)
+{
+    if (p->negatives.fp16 || p->dense_dtype == RT_DT_FP16) return RT_KDT_FP16;
+    return p->dense_dtype == RT_DT_BF16 ? RT_KDT_BF16 : RT_KDT_FP32;
+}
+
 int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev *d, rt_xcomm *c,
                   FILE *err)
 {
@@ -161,6 +169,14 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
     int max_batch = s->workload.batch_per_rank;
     if (s->plan.balance != RT_BALANCE_NONE) max_batch *= x->world;
     x->net = rt_dnet_new(x->net_model, d, max_batch, max_tokens, s->workload.seed, opt, err);
+    const rt_neg_cfg *neg = &s->plan.negatives;
+    if (x->net && neg->per_query && !neg->fp16 && s->plan.dense_dtype == RT_DT_FP8) {
+        fprintf(err, "exec: plan.negatives stores dense negatives in the dense dtype, and fp8 "
+                     "storage is not executed; allowed: negatives dtype fp16, or a dense "
+                     "precision of fp32, tf32, bf16 or fp16\n");
+        return -1;
+    }
+    if (x->net && rt_dnet_set_negatives(x->net, neg, neg_dtype(&s->plan), err)) return -1;
     return x->net && !rt_xpad_open(x, err) ? rt_xaccum_open(x, err) : -1;
 }
 

@@ -377,6 +377,24 @@ rt_kstatus rt_kcpu_sampled_softmax(const float *q, const float *pos, const float
                                    float temperature, float *loss, float *dq, float *dpos,
                                    float *dneg);
 
+/* Per-query negatives (seed 002 section 4.3). NEG holds ROWS blocks of NNEG x D embeddings,
+ * block r gathered for query FIRST + r of NQ queries Q (nq x d). Query i scores the blocks of
+ * queries i, i+1, ..., i+k-1 (wrapping over NQ), block i+t into columns COL + t*NNEG .. of its
+ * row of LOGITS (leading dimension LD); one call writes the columns of the given blocks only,
+ * so the blocks may come one segment at a time. The backward overwrites DNEG (the shape of
+ * NEG) and adds into DQ. */
+rt_kstatus rt_kcpu_neg_logits(const float *q, int64_t nq, int64_t d, const float *neg,
+                              int64_t first, int64_t rows, int64_t nneg, int64_t k, float *logits,
+                              int64_t ld, int64_t col);
+rt_kstatus rt_kcpu_neg_logits_bwd(const float *q, int64_t nq, int64_t d, const float *neg,
+                                  int64_t first, int64_t rows, int64_t nneg, int64_t k,
+                                  const float *dlogits, int64_t ld, int64_t col, float *dq,
+                                  float *dneg);
+/* Softmax cross-entropy with column 0 the target, over ROWS rows of COLS logits: *loss is the
+ * mean over rows of -log softmax_0, and LOGITS become SCALE * (softmax - onehot_0) in place. */
+rt_kstatus rt_kcpu_softmax_xent(float *logits, int64_t rows, int64_t cols, float scale,
+                                float *loss);
+
 /* ---- generative-recommender blocks (HSTU, FuXi, MMoE) ---------------------------------- */
 
 /* Elementwise, n floats; an output may be the same buffer as an input of the same shape. */

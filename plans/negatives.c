@@ -17,9 +17,12 @@ int rt_neg_add_ops(rt_graph *g, const rt_scenario *s, const int *after, int n_af
     if (!s->plan.negatives.offload || count(s) <= 0) return -1;
     *offload = rt_graph_add_kernel(g, "neg.offload", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
                                    "negatives_offload", after, n_after);
+    rt_graph_set_role(g, *offload, RT_ROLE_NEG_OFFLOAD, -1, -1);
     int deps[2] = {*offload, last_fwd};
-    return rt_graph_add_kernel(g, "neg.fetch", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
-                               "negatives_fetch", deps, 2);
+    int fetch = rt_graph_add_kernel(g, "neg.fetch", RT_STREAM_COPY, RT_K_H2D, RT_DT_FP32,
+                                    "negatives_fetch", deps, 2);
+    rt_graph_set_role(g, fetch, RT_ROLE_NEG_FETCH, -1, -1);
+    return fetch;
 }
 
 double rt_neg_elem_bytes(const rt_scenario *s)
@@ -39,6 +42,11 @@ void rt_neg_loss_cost(const rt_scenario *s, double outs, double *flops, double *
 double rt_neg_offload_bytes(const rt_scenario *s, double outs)
 {
     return outs * count(s) * dim_of(s) * rt_neg_elem_bytes(s);
+}
+
+double rt_neg_fetch_bytes(const rt_scenario *s, double outs)
+{
+    return 2 * rt_neg_offload_bytes(s, outs);
 }
 
 double rt_neg_memory(const rt_scenario *s, double outs)

@@ -6,7 +6,9 @@
  * models) the embeddings' bytes. With offload, the gathered embeddings are copied to host
  * memory while the dense forward runs (`neg.offload`) and fetched back in segments during the
  * loss (`neg.fetch`, double-buffered: only two segments stay in HBM); both are host-link ops
- * on the copy stream, and the backward waits for the fetch. */
+ * on the copy stream, and the backward waits for the fetch. The output tokens are the loss's
+ * queries: every token with a next one to predict (the last of a sequence has no target, so
+ * no negatives), as rectwin-exec draws them. */
 #ifndef RT_PLAN_NEGATIVES_H
 #define RT_PLAN_NEGATIVES_H
 
@@ -26,8 +28,10 @@ double rt_neg_elem_bytes(const rt_scenario *s);
  * embeddings read and the shared logits written and read. */
 void rt_neg_loss_cost(const rt_scenario *s, double outs, double *flops, double *bytes);
 
-/* Bytes the offload moves each way for OUTS output tokens. */
+/* Bytes the offload moves to the host for OUTS output tokens, and the fetch back: twice, as
+ * the logits' backward (d query = d logits x negatives) reads every segment again. */
 double rt_neg_offload_bytes(const rt_scenario *s, double outs);
+double rt_neg_fetch_bytes(const rt_scenario *s, double outs);
 
 /* HBM for OUTS output tokens: the negative embeddings held (all of them, or two segments with
  * offload) and the fp32 logits kept for the backward (k x negatives per token). */

@@ -98,12 +98,15 @@ void rt_plan_add_dense(rt_graph *g, const rt_scenario *s, const int *after, int 
         rt_graph_set_role(g, prev, RT_ROLE_DENSE_FWD, -1, l);
     }
     d->last_fwd = prev;
+    /* Offloaded negatives: the copies come before the loss in the graph's order (an executor
+     * running ops in order gathers and offloads, then fetches the first segment) but the loss
+     * does not wait for them: segment n + 1 arrives while n is scored. The backward waits for
+     * the last fetched segment. */
+    int bwd_deps[2] = {prev, rt_neg_add_ops(g, s, after, n_after, d->last_fwd, &d->neg_offload)};
+    d->neg_fetch = bwd_deps[1];
     d->loss = prev =
         rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_LOSS, dt, "loss", &prev, 1);
     rt_graph_set_role(g, d->loss, RT_ROLE_LOSS, -1, -1);
-    /* Offloaded negatives: the backward also waits for the last fetched segment. */
-    int bwd_deps[2] = {prev, rt_neg_add_ops(g, s, after, n_after, d->last_fwd, &d->neg_offload)};
-    d->neg_fetch = bwd_deps[1];
     d->first_bwd = g->n_ops;
     for (int l = m->n_layers - 1; l >= 0; l--) {
         int first = l == m->n_layers - 1 && bwd_deps[1] >= 0;
@@ -177,6 +180,18 @@ static void fill_pad(rt_graph *g, const rt_scenario *s, const rt_workload *w, co
     rt_graph_cost(g, d->unpad, r)->bytes = 2 * real * wd * eb;
 }
 
+/* Sampled softmax's queries: every token with a next token of its sequence to predict. */
+static double neg_queries(const rt_scenario *s, const rt_workload *w, int r)
+{
+    if (!s->model.seq_len) return rt_plan_rep_batch(w, r);
+    double q = 0;
+    for (int i = 0; i < rt_plan_rep_batch(w, r); i++) {
+        double L = rt_plan_sample_tokens(s, w, r, i);
+        q += L > 1 ? L - 1 : 0;
+    }
+    return q;
+}
+
 void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
                         const rt_dense_ops *d, int r)
 {
@@ -200,8 +215,9 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
     double outs = batch_sum(s, w, r, output_tokens(s));
     rt_neg_loss_cost(s, outs, &loss->flops, &loss->bytes);
     if (d->neg_offload >= 0) {
-        rt_graph_cost(g, d->neg_offload, r)->bytes = rt_neg_offload_bytes(s, outs);
-        rt_graph_cost(g, d->neg_fetch, r)->bytes = rt_neg_offload_bytes(s, outs);
+        double q = neg_queries(s, w, r);
+        rt_graph_cost(g, d->neg_offload, r)->bytes = rt_neg_offload_bytes(s, q);
+        rt_graph_cost(g, d->neg_fetch, r)->bytes = rt_neg_fetch_bytes(s, q);
     }
     rt_op_cost *ar = rt_graph_cost(g, d->allreduce, r);
     double trained = m->dense_params + m->aux_params;

@@ -130,6 +130,17 @@ rt_kstatus rt_kcuda_sampled_softmax(const float *q, const float *pos, const floa
                                     float temperature, float *loss, float *dq, float *dpos,
                                     float *dneg, rt_kcuda_ctx *c);
 
+/* Per-query negatives (kernels.h rt_kcpu_neg_logits, rt_kcpu_softmax_xent). */
+rt_kstatus rt_kcuda_neg_logits(const float *q, int64_t nq, int64_t d, const float *neg,
+                               int64_t first, int64_t rows, int64_t nneg, int64_t k, float *logits,
+                               int64_t ld, int64_t col, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_neg_logits_bwd(const float *q, int64_t nq, int64_t d, const float *neg,
+                                   int64_t first, int64_t rows, int64_t nneg, int64_t k,
+                                   const float *dlogits, int64_t ld, int64_t col, float *dq,
+                                   float *dneg, rt_kcuda_ctx *c);
+rt_kstatus rt_kcuda_softmax_xent(float *logits, int64_t rows, int64_t cols, float scale,
+                                 float *loss, rt_kcuda_ctx *c);
+
 /* dense optimizer (kernels.h rt_kcpu_axpy, rt_kcpu_adam); opt is a host pointer */
 rt_kstatus rt_kcuda_axpy(int64_t n, float a, const float *x, float *y, rt_kcuda_ctx *c);
 rt_kstatus rt_kcuda_adam(int64_t n, const rt_kadam *opt, float *w, const float *g, float *m,
