@@ -126,7 +126,9 @@ int rt_cmd_platform(int argc, char **argv)
     if (!cfg) return 1;
     rt_topology t;
     memset(&t, 0, sizeof t);
-    int rc = rt_topology_parse(cfg, rt_cfg_root(cfg), &t, 0) < 0 ? 1 : write_platform(&a, &t);
+    int rc = rt_topology_parse(cfg, rt_cfg_root(cfg), &t, 0) < 0 ? 1 : 0;
+    t.nodes = (int)a.nodes;
+    if (rc == 0) rc = rt_topology_check_faults(&t) < 0 ? 1 : write_platform(&a, &t);
     rt_topology_free(&t);
     rt_cfg_free(cfg);
     return rc;

@@ -75,6 +75,33 @@ static double calibrated_time(const rt_topology *t, const rt_coll_call *c)
     return rt_calib_coll_time(run, map[c->kind], c->group.size, bytes);
 }
 
+/* The bandwidth left to a group instance by the topology's faults (core/faults.h): the
+ * smallest factor of a link its members use: their NVLink ports when members share a node,
+ * the NIC each member's traffic leaves by (NIC local x nics / devices, as the platform
+ * attaches them) when it spans nodes, their leaves' uplinks when it spans leaves. A ring or a
+ * direct AlltoAll with even blocks waits for that link, so its transfer is the healthy one
+ * divided by the factor; where the faulted link is not the bottleneck this is pessimistic,
+ * and rerouting or contention with other groups is the SimGrid engine's (sim/README.md). */
+double rt_coll_fault_factor(const rt_topology *t, rt_group group, int rank, const rt_coll_shape *sh)
+{
+    if (t->faults.n == 0 || sh->size < 2) return 1.0;
+    int devices = t->node.devices > 0 ? t->node.devices : 1;
+    int nics = t->net.nics_per_node > 0 ? t->net.nics_per_node : 1;
+    int per_leaf = rt_topology_nodes_per_leaf(t);
+    int base = rt_group_base(group, rank);
+    double f = 1.0;
+    for (int k = 0; k < group.size; k++) {
+        int m = base + k * group.stride, node = m / devices, nic = (m % devices) * nics / devices;
+        if (sh->local > 1 || (sh->nodes > 1 && t->net.rail_optimized && nics > 1))
+            f = fmin(f, rt_faults_factor(&t->faults, RT_FAULT_NVLINK, m, 0));
+        if (sh->nodes > 1) f = fmin(f, rt_faults_factor(&t->faults, RT_FAULT_NIC, node, nic));
+        if (sh->leaves > 1)
+            f = fmin(f, rt_faults_factor(&t->faults, RT_FAULT_UPLINK,
+                                         t->net.rail_optimized ? nic : 0, node / per_leaf));
+    }
+    return f;
+}
+
 int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time *o,
                        const char **why)
 {
@@ -95,7 +122,7 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
         /* A one-rank collective moves nothing and calls no peer. */
         double measured = sh.size > 1 ? calibrated_time(t, c) : 0.0;
         if (measured >= 0) {
-            o->transfer_s = o->total_s = measured;
+            o->transfer_s = o->total_s = measured / rt_coll_fault_factor(t, c->group, c->rank, &sh);
             return 0;
         }
     }
@@ -106,6 +133,7 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
         return 0;
     }
     if (!t->coll.has_protocols) o->latency_s += t->coll.base_latency;
+    o->transfer_s /= rt_coll_fault_factor(t, c->group, c->rank, &sh);
     o->total_s = o->latency_s + o->transfer_s;
     if (!isfinite(o->total_s)) {
         *why = "a bandwidth this collective needs is zero in the topology";
