@@ -10,10 +10,10 @@ const char *const rt_fault_link_names[] = {"nvlink", "nic", "uplink", NULL};
 /* The index keys of each link kind, in rt_fault's (a, b) order. */
 static const char *const index_keys[RT_FAULT_LINK_COUNT][2] = {
     {"rank", NULL}, {"node", "nic"}, {"plane", "leaf"}};
-static const char *const entry_keys[RT_FAULT_LINK_COUNT][6] = {
+static const char *const entry_keys[RT_FAULT_LINK_COUNT][7] = {
     {"link", "rank", "bandwidth", "background", NULL},
     {"link", "node", "nic", "bandwidth", "background", NULL},
-    {"link", "plane", "leaf", "bandwidth", "background", NULL}};
+    {"link", "plane", "leaf", "bandwidth", "background", "ports_down", NULL}};
 
 static int parse_entry(struct rt_cfg *c, struct fy_node *e, rt_fault *f)
 {
@@ -34,15 +34,20 @@ static int parse_entry(struct rt_cfg *c, struct fy_node *e, rt_fault *f)
     f->b = (int)v[1];
     f->bandwidth = 1;
     f->background = 0;
+    f->ports_down = 0;
+    int64_t down = 0;
+    if (link == RT_FAULT_UPLINK && rt_cfg_get_int(c, e, "ports_down", 0, 1, 1 << 20, &down) < 0)
+        return -1;
+    f->ports_down = (int)down;
     if (rt_cfg_get_double(c, e, "bandwidth", 0, 1e-6, 1, &f->bandwidth) < 0 ||
         rt_cfg_get_double(c, e, "background", 0, 0, 1 - 1e-6, &f->background) < 0)
         return -1;
     if (!fy_node_mapping_lookup_by_string(e, "bandwidth", FY_NT) &&
-        !fy_node_mapping_lookup_by_string(e, "background", FY_NT)) {
+        !fy_node_mapping_lookup_by_string(e, "background", FY_NT) && f->ports_down == 0) {
         rt_cfg_error(c, e,
-                     "a fault changes nothing without bandwidth or background; allowed: "
-                     "bandwidth in (0, 1] (fraction left), background in [0, 1) (fraction "
-                     "taken by another tenant)");
+                     "a fault changes nothing without bandwidth, background or ports_down; "
+                     "allowed: bandwidth in (0, 1] (fraction left), background in [0, 1) "
+                     "(fraction taken by another tenant), ports_down >= 1 (uplink only)");
         return -1;
     }
     f->cfg = c;
@@ -65,17 +70,18 @@ int rt_faults_parse(struct rt_cfg *c, struct fy_node *seq, rt_faults *out)
     return 0;
 }
 
-double rt_faults_factor(const rt_faults *fs, rt_fault_link link, int a, int b)
+double rt_faults_factor(const rt_faults *fs, rt_fault_link link, int a, int b, int ports)
 {
     double x = 1;
     for (int i = 0; i < fs->n; i++)
         if (fs->f[i].link == link && fs->f[i].a == a &&
             (link == RT_FAULT_NVLINK || fs->f[i].b == b))
-            x *= rt_fault_factor(&fs->f[i]);
+            x *= rt_fault_factor(&fs->f[i], ports);
     return x;
 }
 
-int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int planes, int leaves)
+int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int planes, int leaves,
+                    int ports)
 {
     for (int i = 0; i < fs->n; i++) {
         const rt_fault *f = &fs->f[i];
@@ -92,6 +98,13 @@ int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int p
         if (kb && f->b >= max_b) {
             rt_cfg_error(f->cfg, f->at, "%s %s %d names no link of this cluster; allowed: %s 0..%d",
                          rt_fault_link_names[f->link], kb, f->b, kb, max_b - 1);
+            return -1;
+        }
+        if (f->ports_down >= ports) {
+            rt_cfg_error(f->cfg, f->at,
+                         "ports_down %d cuts leaf %d of plane %d off the spines; allowed: 1..%d "
+                         "of its %d spine ports (radix / 2)",
+                         f->ports_down, f->b, f->a, ports - 1, ports);
             return -1;
         }
     }

@@ -7,6 +7,10 @@
  *   {link: nic, node: H, nic: K, ...}       nic-H-K
  *   {link: uplink, plane: P, leaf: L, ...}  uplink-P-L (leaf L of plane P to the spines)
  * The link keeps bandwidth x (1 - background) of its healthy bandwidth in both directions.
+ * An uplink may also lose `ports_down: N` of its radix/2 spine ports (failed cables or spine
+ * ports): the platform's uplink-P-L is the leaf's ports taken as one ECMP-balanced link, so
+ * traffic falls to the remaining ports and the link keeps (ports - N) / ports; N = ports
+ * (a leaf cut off) is refused.
  * Indices are checked against the node count once the scenario sets it (rt_faults_check). */
 #ifndef RT_FAULTS_H
 #define RT_FAULTS_H
@@ -25,6 +29,7 @@ typedef struct rt_fault {
     int a, b;           /* nvlink: rank, -; nic: node, nic; uplink: plane, leaf */
     double bandwidth;   /* fraction of the healthy bandwidth the link still has, (0, 1] */
     double background;  /* fraction a competing tenant takes, [0, 1) */
+    int ports_down;     /* uplink: failed spine ports of the leaf */
     struct rt_cfg *cfg; /* where the entry was written, for rt_faults_check's errors */
     struct fy_node *at;
 } rt_fault;
@@ -38,17 +43,21 @@ typedef struct rt_faults {
  * located error. */
 int rt_faults_parse(struct rt_cfg *c, struct fy_node *seq, rt_faults *out);
 
-/* The bandwidth left on a faulted link: bandwidth x (1 - background). */
-static inline double rt_fault_factor(const rt_fault *f)
+/* The bandwidth left on a faulted link whose leaf has PORTS spine ports:
+ * bandwidth x (1 - background) x (ports - ports_down) / ports. */
+static inline double rt_fault_factor(const rt_fault *f, int ports)
 {
-    return f->bandwidth * (1.0 - f->background);
+    double up = f->ports_down > 0 && ports > 0 ? (double)(ports - f->ports_down) / ports : 1.0;
+    return f->bandwidth * (1.0 - f->background) * up;
 }
 
-/* The product of the factors of every entry naming LINK (A, B), 1 when none. */
-double rt_faults_factor(const rt_faults *fs, rt_fault_link link, int a, int b);
+/* The product of the factors of every entry naming LINK (A, B), 1 when none; PORTS as for
+ * rt_fault_factor. */
+double rt_faults_factor(const rt_faults *fs, rt_fault_link link, int a, int b, int ports);
 
 /* Checks every entry's indices against the cluster: RANKS devices in NODES nodes, NICS per
  * node, PLANES planes of LEAVES leaves. 0, or -1 after an error located at the entry. */
-int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int planes, int leaves);
+int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int planes, int leaves,
+                    int ports);
 
 #endif

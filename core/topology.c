@@ -226,7 +226,7 @@ int rt_topology_check_faults(const rt_topology *t)
     int npl = rt_topology_nodes_per_leaf(t);
     return rt_faults_check(&t->faults, t->nodes, t->node.devices, t->net.nics_per_node,
                            t->net.rail_optimized ? t->net.nics_per_node : 1,
-                           (t->nodes + npl - 1) / npl);
+                           (t->nodes + npl - 1) / npl, rt_topology_spine_ports(t));
 }
 
 void rt_topology_free(rt_topology *t)

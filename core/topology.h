@@ -125,6 +125,11 @@ static inline int rt_topology_ranks(const rt_topology *t)
  * of every node goes to rail switch i (one port per node), otherwise a node takes
  * nics_per_node ports. The one leaf/spine rule of both engines (collective costs, platform). */
 int rt_topology_nodes_per_leaf(const rt_topology *t);
+/* Spine ports of one leaf: radix / 2 (at least 1), what an uplink's bandwidth is made of. */
+static inline int rt_topology_spine_ports(const rt_topology *t)
+{
+    return t->net.radix / 2 > 0 ? t->net.radix / 2 : 1;
+}
 /* The leaf (of any plane) node NODE sits under. */
 static inline int rt_topology_leaf_of(const rt_topology *t, int node)
 {
