@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "cfg.h"
+#include "json.h"
 
 const char *const rt_fault_link_names[] = {"nvlink", "nic", "uplink", NULL};
 
@@ -109,4 +110,26 @@ int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int p
         }
     }
     return 0;
+}
+
+void rt_faults_json(struct rt_json *j, const rt_faults *fs, int ports, const char *how)
+{
+    if (fs->n == 0) return;
+    rt_json_begin_object(j, "faults");
+    rt_json_string(j, "model", how);
+    rt_json_begin_array(j, "links");
+    for (int i = 0; i < fs->n; i++) {
+        const rt_fault *f = &fs->f[i];
+        rt_json_begin_object(j, NULL);
+        rt_json_string(j, "link", rt_fault_link_names[f->link]);
+        rt_json_int(j, index_keys[f->link][0], f->a);
+        if (index_keys[f->link][1]) rt_json_int(j, index_keys[f->link][1], f->b);
+        rt_json_number(j, "bandwidth", f->bandwidth);
+        rt_json_number(j, "background", f->background);
+        if (f->link == RT_FAULT_UPLINK) rt_json_int(j, "ports_down", f->ports_down);
+        rt_json_number(j, "factor", rt_fault_factor(f, ports));
+        rt_json_end_object(j);
+    }
+    rt_json_end_array(j);
+    rt_json_end_object(j);
 }

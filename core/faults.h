@@ -17,6 +17,7 @@
 
 struct rt_cfg;
 struct fy_node;
+struct rt_json;
 
 typedef enum { RT_FAULT_NVLINK, RT_FAULT_NIC, RT_FAULT_UPLINK, RT_FAULT_LINK_COUNT } rt_fault_link;
 
@@ -59,5 +60,10 @@ double rt_faults_factor(const rt_faults *fs, rt_fault_link link, int a, int b, i
  * node, PLANES planes of LEAVES leaves. 0, or -1 after an error located at the entry. */
 int rt_faults_check(const rt_faults *fs, int nodes, int devices, int nics, int planes, int leaves,
                     int ports);
+
+/* Writes "faults": {"model": HOW, "links": [{link, a, b, bandwidth, background, ports_down,
+ * factor}...]} into an engine's settings when FS has entries (nothing otherwise): HOW is the
+ * engine's account of what it models and what it cannot. PORTS as for rt_fault_factor. */
+void rt_faults_json(struct rt_json *j, const rt_faults *fs, int ports, const char *how);
 
 #endif
