@@ -20,6 +20,8 @@ static void usage(FILE *f)
           "uplink-P-L, pcie-R (see sim/simgrid_platform.h). Routes: every link segment, plus\n"
           "every device pair with --pair-routes yes (auto: up to 256 devices). A platform\n"
           "over 1 GiB of XML, or larger than the free space, is refused before writing.\n"
+          "The topology's faults: list (topologies/README.md) is written: faulted links at\n"
+          "their reduced bandwidth, one comment per fault.\n"
           "\nexample: rectwin platform topologies/dgx-h100.yaml --nodes 4 -o dgx4.xml\n",
           f);
 }
