@@ -68,8 +68,8 @@ static int stream_index(timeline *t, const char *name)
 /* Rows for the (rank, stream) pairs that have ops, rank by rank. */
 static int assign_rows(timeline *t)
 {
-    static const char *const order[] = {"compute", "comm", "copy"};
-    for (int i = 0; i < 3; i++)
+    static const char *const order[] = {"compute", "comm", "sync_comm", "copy"};
+    for (int i = 0; i < 4; i++)
         stream_index(t, order[i]);
     t->row = malloc(((size_t)t->n_ranks * MAX_STREAMS + 1) * sizeof *t->row);
     if (!t->row) return -1;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const rt_stream_names[] = {"compute", "comm", "copy", NULL};
+const char *const rt_stream_names[] = {"compute", "comm", "copy", "sync_comm", NULL};
 const char *const rt_kernel_kind_names[] = {
     "bucketize", "unique", "lookup",        "unpermute",    "peer_permute", "shuffle", "dense_fwd",
     "dense_bwd", "loss",   "sparse_update", "dense_update", "h2d",          "hash",    NULL};

@@ -12,7 +12,17 @@
 
 #include "dtype.h"
 
-typedef enum { RT_STREAM_COMPUTE, RT_STREAM_COMM, RT_STREAM_COPY, RT_STREAM_COUNT } rt_stream;
+/* SYNC_COMM is a second communication stream for parameter-gradient synchronization (the
+ * DDP process group's stream): a collective there may run while one on COMM (an embedding
+ * AlltoAll) is in flight, as batch i's dense AllReduce does beside batch i+1's AlltoAll under
+ * plan.overlap. Collectives on one stream run one after another. */
+typedef enum {
+    RT_STREAM_COMPUTE,
+    RT_STREAM_COMM,
+    RT_STREAM_COPY,
+    RT_STREAM_SYNC_COMM,
+    RT_STREAM_COUNT
+} rt_stream;
 typedef enum { RT_OP_KERNEL, RT_OP_COLLECTIVE } rt_op_type;
 
 typedef enum {

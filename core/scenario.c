@@ -13,6 +13,7 @@ const char *const rt_allreduce_names[] = {"auto", "ring", "tree", "hierarchical"
 const char *const rt_overlap_names[] = {"sync", "pipeline", "semi_async", NULL};
 const char *const rt_balance_names[] = {"none", "dynamic_batching", "token_realloc", NULL};
 const char *const rt_memory_policy_names[] = {"refuse", "warn", NULL};
+const char *const rt_attention_names[] = {"fused", "unfused", NULL};
 const char *const rt_seq_layout_names[] = {"jagged", "padded", NULL};
 
 static const char *const scenario_keys[] = {"name", "description", "model", "topology",
@@ -214,14 +215,16 @@ static int parse_plan_common(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc, cons
 /* The keys that shape how iterations run, common to every plan. */
 static int parse_plan_schedule(rt_cfg *c, struct fy_node *p, rt_plan_cfg *pc)
 {
-    int ov = RT_OVERLAP_SYNC, bal = RT_BALANCE_NONE, mem = RT_MEMORY_REFUSE;
+    int ov = RT_OVERLAP_SYNC, bal = RT_BALANCE_NONE, mem = RT_MEMORY_REFUSE, at = RT_ATTN_FUSED;
     int64_t target = 0, accum = 1;
     if (rt_cfg_get_int(c, p, "grad_accum", 0, 1, 1 << 20, &accum) < 0 ||
         rt_cfg_get_enum(c, p, "overlap", 0, rt_overlap_names, &ov) < 0 ||
         rt_cfg_get_enum(c, p, "balance", 0, rt_balance_names, &bal) < 0 ||
         rt_cfg_get_int(c, p, "token_target", 0, 0, INT64_MAX, &target) < 0 ||
-        rt_cfg_get_enum(c, p, "memory", 0, rt_memory_policy_names, &mem) < 0)
+        rt_cfg_get_enum(c, p, "memory", 0, rt_memory_policy_names, &mem) < 0 ||
+        rt_cfg_get_enum(c, p, "attention", 0, rt_attention_names, &at) < 0)
         return -1;
+    pc->attention = (rt_attention)at;
     pc->overlap = (rt_overlap)ov;
     pc->balance = (rt_balance)bal;
     pc->token_target = target;

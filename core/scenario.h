@@ -45,6 +45,11 @@ typedef enum { RT_SEQ_JAGGED, RT_SEQ_PADDED, RT_SEQ_LAYOUT_COUNT } rt_seq_layout
 /* What to do with a plan whose per-device HBM exceeds the device (plans/memory.c). */
 typedef enum { RT_MEMORY_REFUSE, RT_MEMORY_WARN, RT_MEMORY_COUNT } rt_memory_policy;
 
+/* How the HSTU/FuXi attention runs (MTGRBoost, seed 000): one fused kernel whose n x n scores
+ * never leave on-chip memory, or separate kernels (scores GEMM, bias + SiLU pass, scores x V)
+ * whose score matrices round-trip HBM (models/layer_ops.h). */
+typedef enum { RT_ATTN_FUSED, RT_ATTN_UNFUSED } rt_attention;
+
 /* Plan keys common to every plan. Plan-specific keys stay in `node` and are parsed and
  * validated by the plan itself (plans/plan.h). */
 typedef struct rt_plan_cfg {
@@ -60,10 +65,11 @@ typedef struct rt_plan_cfg {
     rt_balance balance;
     int64_t token_target; /* balance: tokens per rank (0 = the mean over ranks) */
     rt_memory_policy memory;
-    int grad_accum;       /* micro-batches per optimizer step (plans/accumulate.h); 1: none */
-    rt_neg_cfg negatives; /* sampled negatives: offload, fp16, logit sharing (core/negatives.h) */
-    struct fy_node *node; /* the plan mapping, for plan-specific keys */
-    struct rt_cfg *cfg;   /* the document that node belongs to */
+    int grad_accum;         /* micro-batches per optimizer step (plans/accumulate.h); 1: none */
+    rt_attention attention; /* fused (default) or unfused attention kernels */
+    rt_neg_cfg negatives;   /* sampled negatives: offload, fp16, logit sharing (core/negatives.h) */
+    struct fy_node *node;   /* the plan mapping, for plan-specific keys */
+    struct rt_cfg *cfg;     /* the document that node belongs to */
 } rt_plan_cfg;
 
 typedef struct rt_workload_cfg {
@@ -122,6 +128,7 @@ extern const char *const rt_allreduce_names[];
 extern const char *const rt_overlap_names[];
 extern const char *const rt_balance_names[];
 extern const char *const rt_memory_policy_names[];
+extern const char *const rt_attention_names[];
 extern const char *const rt_seq_layout_names[];
 
 #endif

@@ -45,12 +45,13 @@ static const uint8_t *host_view(rt_xexec *x, rt_xunit *xu, const void *dev, size
 
 /* Counts per (member, entry) of the IDs this rank sends and, where one row per ID comes back
  * from row-wise owners, the positions of those IDs in the sent list. */
-static int count_route(rt_xexec *x, rt_xunit *xu, FILE *err)
+static int count_route(rt_xexec *x, rt_xunit *xu, int feat, FILE *err)
 {
     int G = xu->G, E = xu->n_entries, F = xu->u->n_features;
-    memset(xu->n_to, 0, sizeof(int64_t) * (size_t)G * (size_t)E);
+    if (feat <= 0) memset(xu->n_to, 0, sizeof(int64_t) * (size_t)G * (size_t)E);
     for (int e = 0; e < E; e++) {
         const rt_xentry *en = &xu->entries[e];
+        if (feat >= 0 && en->i != feat) continue;
         int64_t n;
         const uint64_t *ids = rt_xemb_send_ids(x, xu, en->i, &n);
         if (xu->u->sharding != RT_SHARD_ROW) {
@@ -163,25 +164,35 @@ static int member_batches(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
     return 0;
 }
 
+/* One op per unit, or with plan.fusion none one per feature (its index in `layer`, in order):
+ * each routes its own feature's IDs; the last one, having every feature's counts, writes the
+ * messages (their layout needs all of them). */
 int rt_xemb_route(rt_xexec *x, rt_xunit *xu, int op, FILE *err)
 {
     int G = xu->G, E = xu->n_entries, ib = idb(x), cat = xu->u->category_msg;
-    xu->parsed = 0;
-    if (member_batches(x, xu, op, err)) return -1;
-    if (count_route(x, xu, err)) return -1;
-    size_t total = 0, ctotal = 0;
+    int feat = x->g->ops[op].layer;
+    if (feat <= 0) {
+        xu->parsed = 0;
+        if (member_batches(x, xu, op, err)) return -1;
+    }
+    if (count_route(x, xu, feat, err)) return -1;
     double sent = 0;
+    for (int q = 0; q < G; q++)
+        for (int e = 0; e < E; e++)
+            if (feat < 0 || xu->entries[e].i == feat) sent += (double)xu->n_to[q * E + e];
+    /* The graph's bucketize reads each ID and writes it with its permutation index. */
+    rt_xexec_count(x, op, sent * (2 * ib + 4), 0);
+    if (feat >= 0 && feat != xu->u->n_features - 1) return 0;
+    size_t total = 0, ctotal = 0;
     for (int q = 0; q < G; q++) {
         size_t ids = 0, counts = counts_bytes(xu, q, x->v.batch.batch);
         for (int e = 0; e < E; e++)
-            ids += (size_t)xu->n_to[q * E + e] * (size_t)ib, sent += (double)xu->n_to[q * E + e];
+            ids += (size_t)xu->n_to[q * E + e] * (size_t)ib;
         xu->ids_sc[q] = ids + (cat ? 0 : counts), xu->ids_sd[q] = total, total += xu->ids_sc[q];
         xu->cat_sc[q] = cat ? counts : 0, xu->cat_sd[q] = ctotal, ctotal += xu->cat_sc[q];
     }
     if (fill_message(x, &xu->ids_send, total, 0, xu, xu->ids_sd, err)) return -1;
     if (cat && fill_message(x, &xu->cat_send, ctotal, 1, xu, xu->cat_sd, err)) return -1;
-    /* The graph's bucketize reads each ID and writes it with its permutation index. */
-    rt_xexec_count(x, op, sent * (2 * ib + 4), 0);
     return 0;
 }
 

@@ -195,6 +195,8 @@ static int prepare(rt_xexec *x, int op, FILE *err)
     for (int o = 0; o < g->n_ops && !rc; o++) {
         if (a->micro[o] != 0 || g->ops[o].role != RT_ROLE_ROUTE) continue;
         rt_xunit *xu = &x->v.units[g->ops[o].unit];
+        /* plan.fusion none routes per feature: the last feature's op completes the unit. */
+        if (g->ops[o].layer >= 0 && g->ops[o].layer != xu->u->n_features - 1) continue;
         if (!(rc = rt_xemb_parse(x, xu, op, err))) rt_xemb_layout(x, xu);
     }
     x->counting = counting;

@@ -2,6 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libfyaml.h>
+
+#include "cfg.h"
 #include "exec.h"
 #include "grad_accum.h"
 #include "state.h"
@@ -72,11 +75,30 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
     m->seen = 1;
 }
 
+/* plan.attention unfused prices separate attention kernels; exec's dense net has only the
+ * fused one (kernels hstu_attn_*, relpos_attn_*), so running it would measure the other
+ * variant than the one predicted. */
+static int refuse_unfused_attention(const rt_scenario *s)
+{
+    if (s->plan.attention != RT_ATTN_UNFUSED) return 0;
+    for (int l = 0; l < s->model.n_layers; l++) {
+        rt_layer_kind k = s->model.layers[l].kind;
+        if (k != RT_LAYER_HSTU && k != RT_LAYER_FUXI) continue;
+        struct fy_node *at = fy_node_mapping_lookup_by_string(s->plan.node, "attention", FY_NT);
+        rt_cfg_error(s->plan.cfg, at,
+                     "attention unfused (separate scores, SiLU and scores x V kernels) is not "
+                     "executed by rectwin-exec, whose attention is one fused kernel (rectwin sim "
+                     "prices it); allowed: attention fused");
+        return -1;
+    }
+    return 0;
+}
+
 /* Every op must have an executor: a plan whose ops carry no role is not executable yet. */
 static int check_executable(const rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
-    if (rt_xaccum_check(s, err)) return -1;
+    if (rt_xaccum_check(s, err) || refuse_unfused_attention(s)) return -1;
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,

@@ -152,8 +152,28 @@ static void dcn(sink *s, const rt_layer *l, double rows, int bwd)
     if (bwd) axpy(s, e);
 }
 
+double rt_layer_score_passes(const rt_layer *l, int backward)
+{
+    if (l->kind != RT_LAYER_HSTU && l->kind != RT_LAYER_FUXI) return 0;
+    double rel = l->kind == RT_LAYER_FUXI ? 2 * (backward ? 3 : 2) : 0;
+    return (double)l->num_layers * l->heads * ((backward ? 7 : 4) + rel);
+}
+
+/* Unfused attention of one block (rt_layer_score_passes, fp32 as exec's dense net): the bias +
+ * SiLU pass on the SiLU curve (forward reads S, writes P: 8 B; backward reads dP and S, writes
+ * dS: 12 B per element), the remaining passes of the GEMMs as elementwise bytes, and the
+ * position and time channels' weight matrices likewise. */
+static void unfused_scores(sink *s, const rt_layer *l, double pairs, int bwd)
+{
+    double H = l->heads, n = H * pairs;
+    bytes(s, bwd ? RT_CK_SILU_BWD : RT_CK_SILU, (bwd ? 12 : 8) * n, 0);
+    bytes(s, RT_CK_ELEMENTWISE, (bwd ? 16 : 8) * n, 0);
+    for (int c = 1; l->kind == RT_LAYER_FUXI && c < 3; c++)
+        bytes(s, RT_CK_ELEMENTWISE, (bwd ? 12 : 8) * n, 0);
+}
+
 /* HSTU and FuXi blocks (one head dimension: exec requires d_qk == d_v). */
-static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
+static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd, int unfused)
 {
     int fuxi = l->kind == RT_LAYER_FUXI;
     double in = l->in_width, d = l->d_model ? l->d_model : in, H = l->heads, hd = l->d_qk;
@@ -172,6 +192,7 @@ static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
             flops(s, RT_CK_ATTENTION, attn, (int)hd);
             for (int c = 1; c < C; c++)
                 flops(s, RT_CK_ATTENTION, 2 * pairs * A, (int)hd); /* position, time */
+            if (unfused) unfused_scores(s, l, pairs, 0);
             bytes(s, RT_CK_NORM, 8 * C * T * A, 0);
             bytes(s, RT_CK_ELEMENTWISE, 12 * C * T * A, 0); /* gating */
             for (int c = 0; c < C; c++)
@@ -209,6 +230,7 @@ static void gr(sink *s, const rt_layer *l, double T, double pairs, int bwd)
             flops(s, RT_CK_ATTENTION_BWD, 4 * pairs * A, (int)hd);
             axpy(s, T * A);
         }
+        if (unfused) unfused_scores(s, l, pairs, 1);
         bytes(s, RT_CK_SILU_BWD, 12 * T * wu, 0);
         for (int p = 0; p < np; p++) {
             linear_bwd(s, T, d, p <= C ? A : H * hd, 1);
@@ -260,7 +282,7 @@ static void mmoe(sink *s, const rt_layer *l, double R, int bwd)
 }
 
 int rt_layer_pieces(const rt_model *m, int layer, int backward, double rows, double pairs,
-                    rt_piece *out, int cap)
+                    int unfused, rt_piece *out, int cap)
 {
     const rt_layer *l = &m->layers[layer];
     sink s = {out, cap, 0};
@@ -278,7 +300,7 @@ int rt_layer_pieces(const rt_model *m, int layer, int backward, double rows, dou
         break;
     case RT_LAYER_HSTU:
     case RT_LAYER_FUXI:
-        gr(&s, l, rows, pairs, backward);
+        gr(&s, l, rows, pairs, backward, unfused);
         break;
     case RT_LAYER_MMOE:
         mmoe(&s, l, rows, backward);

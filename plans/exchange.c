@@ -478,6 +478,28 @@ static void mark_uniques(rt_graph *g, int first, int n, rt_role role, const rt_e
         mark(g, first + k, role, x);
 }
 
+/* The sender's routing after PREV (may be -1): one bucketize op, or with fusion none one per
+ * feature, chained, each named for its table and carrying the feature's index in `layer`
+ * (seed 001 table 1 fuses these ID passes: unfused, each feature pays its own launch and reads
+ * and writes only its own IDs). Returns the last. */
+static int add_buckets(rt_exchange *x, rt_graph *g, const rt_scenario *s, int prev)
+{
+    char b[96], nb[200];
+    int per = x->fusion == RT_FUSION_NONE;
+    x->n_buckets = per ? x->n_features : 1;
+    for (int i = 0; i < x->n_buckets; i++) {
+        const char *name = op_name(x, "bucketize_ids", b, sizeof b);
+        if (per) snprintf(nb, sizeof nb, "%s.%s", name, s->model.tables[x->features[i]].name);
+        int op = rt_graph_add_kernel(g, x->sort_phase ? x->sort_phase : "emb.fwd.bucketize",
+                                     RT_STREAM_COMPUTE, RT_K_BUCKETIZE, RT_DT_FP32,
+                                     rt_graph_name(g, per ? nb : name), &prev, prev >= 0);
+        if (!i) x->bucketize = op;
+        rt_graph_set_role(g, op, RT_ROLE_ROUTE, x->unit, per ? i : -1);
+        prev = op;
+    }
+    return prev;
+}
+
 void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int after)
 {
     char b[96];
@@ -490,19 +512,16 @@ void rt_exchange_add_ids(rt_exchange *x, rt_graph *g, const rt_scenario *s, int 
             rt_graph_name(g, op_name(x, "hash_keys", b, sizeof b)), &prev, prev >= 0);
     if (rt_dedup_stage1(x->dedup))
         x->uniq1_op = add_uniques(x, g, "emb.fwd.unique", "unique_ids", &prev);
-    x->bucketize = rt_graph_add_kernel(
-        g, x->sort_phase ? x->sort_phase : "emb.fwd.bucketize", RT_STREAM_COMPUTE, RT_K_BUCKETIZE,
-        RT_DT_FP32, rt_graph_name(g, op_name(x, "bucketize_ids", b, sizeof b)), &prev, prev >= 0);
+    int last = add_buckets(x, g, s, prev);
     x->ids_a2a = rt_graph_add_collective(
         g, "emb.fwd.ids_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
-        rt_graph_name(g, op_name(x, "ids_alltoall", b, sizeof b)), &x->bucketize, 1);
+        rt_graph_name(g, op_name(x, "ids_alltoall", b, sizeof b)), &last, 1);
     if (x->category_msg)
         x->cat_a2a = rt_graph_add_collective(
             g, "emb.fwd.category_a2a", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO, x->group,
-            rt_graph_name(g, op_name(x, "category_alltoall", b, sizeof b)), &x->bucketize, 1);
+            rt_graph_name(g, op_name(x, "category_alltoall", b, sizeof b)), &last, 1);
     mark(g, x->hash, RT_ROLE_KEY_HASH, x);
     mark_uniques(g, x->uniq1_op, n_units(x), RT_ROLE_UNIQUE_SEND, x);
-    mark(g, x->bucketize, RT_ROLE_ROUTE, x);
     mark(g, x->ids_a2a, RT_ROLE_IDS_A2A, x);
     mark(g, x->cat_a2a, RT_ROLE_CAT_A2A, x);
 }
@@ -791,6 +810,12 @@ void rt_exchange_fill(const rt_exchange *x, rt_graph *g, const rt_scenario *s, c
 
     /* Bucketize reads each ID and writes it with its permutation index. */
     rt_graph_cost(g, x->bucketize, r)->bytes = sent_ids * (idb + idb + 4);
+    for (int i = 0; x->n_buckets > 1 && i < x->n_features; i++) {
+        double n = 0;
+        for (int q = 0; q < G; q++)
+            n += (double)x->fi_ids[(mine + q) * x->n_features + i];
+        rt_graph_cost(g, x->bucketize + i, r)->bytes = n * (idb + idb + 4);
+    }
     rt_op_cost *lk = rt_graph_cost(g, x->lookup, r);
     lk->bytes = in_ids * idb + rows + out->bytes;
     lk->flops = elems; /* one add per pooled element */

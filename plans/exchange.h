@@ -76,6 +76,7 @@ typedef struct rt_exchange {
     int unit;
     int bucketize, ids_a2a, lookup, out_a2a, unpermute, grad_a2a, update;
     int n_lookups;     /* lookup is the first of n_lookups (one per feature with fusion none) */
+    int n_buckets;     /* bucketize is the first of n_buckets (one per feature with fusion none) */
     int hash, cat_a2a; /* -1 when absent */
     int uniq1_op, uniq2_op; /* first of n_units consecutive unique kernels, -1 when absent */
     /* Dynamic tables' ops, -1 when absent: the probe of keys in HBM, the probe of keys in host

@@ -7,6 +7,9 @@
  *   sparse: one gather launch over every table the rank serves in the exchange, writing the
  *           message in place (with a reduced comm precision it still writes fp32 once and
  *           converts, so the round trip stays).
+ * The sender's bucketize (seed 001's fused ID preprocessing) follows: none builds one op per
+ * feature reading and writing only that feature's IDs (the same bytes in all, one launch
+ * each), sparse and unset one op.
  * Per-feature ops carry the feature's index inside the exchange in their `layer` field. */
 #ifndef RT_FUSION_H
 #define RT_FUSION_H

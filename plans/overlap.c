@@ -129,7 +129,11 @@ static int window_build(const rt_graph *g, rt_overlap mode, const int *cls, wind
         int sparse = cls[o] == CLS_F || (mode == RT_OVERLAP_SEMI_ASYNC && cls[o] == CLS_B);
         int moved =
             sparse && g->ops[o].type == RT_OP_KERNEL && g->ops[o].stream == RT_STREAM_COMPUTE;
-        w->stream[o] = moved ? RT_STREAM_COPY : (int)g->ops[o].stream;
+        /* Batch i's dense collectives go to the gradient-sync stream: they are not ordered
+         * after batch i+1's (or i-1's) embedding exchanges on the comm stream, only by their
+         * dependencies, as DDP's AllReduce runs on its own process group's stream. */
+        int sync = cls[o] == CLS_D && g->ops[o].type == RT_OP_COLLECTIVE;
+        w->stream[o] = moved ? RT_STREAM_COPY : sync ? RT_STREAM_SYNC_COMM : (int)g->ops[o].stream;
         if (is_sink_of_b(g, cls, o)) sinks[n_sinks++] = o;
     }
     if (w->h2d >= 0) w->cls[n] = CLS_F, w->prio[n] = -1, w->stream[n] = RT_STREAM_COPY;

@@ -150,15 +150,16 @@ static void fill_pieces(rt_graph *g, const rt_scenario *s, const rt_workload *w,
     double batch = rt_plan_rep_batch(w, r), tokens = batch_sum(s, w, r, output_tokens(s));
     double run_tokens = exec_sum(s, w, r, output_tokens(s));
     double pairs = s->model.seq_len ? exec_sum(s, w, r, (rt_poly){{0, 0.5, 0.5}}) : 0;
+    int un = s->plan.attention == RT_ATTN_UNFUSED;
     for (int l = 0; l < m->n_layers; l++) {
         double rows = m->layers[l].per_token ? run_tokens : batch;
         for (int bwd = 0; bwd < 2; bwd++) {
             int op = bwd ? d->first_bwd + (m->n_layers - 1 - l) : d->first_fwd + l;
-            int n = rt_layer_pieces(m, l, bwd, rows, pairs, NULL, 0);
+            int n = rt_layer_pieces(m, l, bwd, rows, pairs, un, NULL, 0);
             rt_piece *tmp = malloc(sizeof *tmp * (size_t)(n > 0 ? n : 1));
             if (!tmp) abort(); /* as the graph's own arena does */
-            set_pieces(g, rt_graph_cost(g, op, r), rt_layer_pieces(m, l, bwd, rows, pairs, tmp, n),
-                       tmp);
+            set_pieces(g, rt_graph_cost(g, op, r),
+                       rt_layer_pieces(m, l, bwd, rows, pairs, un, tmp, n), tmp);
             free(tmp);
         }
     }
@@ -197,15 +198,21 @@ void rt_plan_fill_dense(rt_graph *g, const rt_scenario *s, const rt_workload *w,
 {
     const rt_model *m = &s->model;
     double eb = (double)rt_dtype_bytes(s->plan.dense_dtype);
+    /* Unfused attention: the score-shaped matrices' round trips over every causal pair. */
+    double pairs = s->plan.attention == RT_ATTN_UNFUSED && s->model.seq_len
+                       ? exec_sum(s, w, r, (rt_poly){{0, 0.5, 0.5}}) * eb
+                       : 0;
     for (int l = 0; l < m->n_layers; l++) {
         const rt_layer *ly = &m->layers[l];
         rt_op_cost *f = rt_graph_cost(g, d->first_fwd + l, r);
         rt_op_cost *b = rt_graph_cost(g, d->first_bwd + (m->n_layers - 1 - l), r);
         /* Weights are read once per pass; the backward also writes their gradients. */
         f->flops = exec_sum(s, w, r, ly->fwd_flops);
-        f->bytes = exec_sum(s, w, r, ly->fwd_bytes) + ly->params * eb;
+        f->bytes = exec_sum(s, w, r, ly->fwd_bytes) + ly->params * eb +
+                   pairs * rt_layer_score_passes(ly, 0);
         b->flops = exec_sum(s, w, r, ly->bwd_flops);
-        b->bytes = exec_sum(s, w, r, ly->bwd_bytes) + 2 * ly->params * eb;
+        b->bytes = exec_sum(s, w, r, ly->bwd_bytes) + 2 * ly->params * eb +
+                   pairs * rt_layer_score_passes(ly, 1);
     }
     if (d->pad >= 0) fill_pad(g, s, w, d, r);
     /* The loss reads real tokens only, padded or not (padded positions are masked). BCE over one

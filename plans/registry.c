@@ -22,7 +22,8 @@ const rt_plan *rt_plan_find(const char *name)
 
 static const char *const common_keys[] = {
     "name",    "sharding",     "column_shards", "precision",  "dense_allreduce", "overlap",
-    "balance", "token_target", "memory",        "grad_accum", "negatives",       NULL};
+    "balance", "token_target", "memory",        "grad_accum", "negatives",       "attention",
+    NULL};
 
 int rt_plan_configure(const rt_scenario *s, const rt_plan **plan, void **opts)
 {

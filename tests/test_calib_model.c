@@ -105,14 +105,14 @@ static void mlp_pieces_by_hand(void **state)
     const rt_model *m = &p.scenario->model;
     rt_piece pc[64];
     /* bottom forward: two GEMMs (32, 16, 5) and (32, 8, 16) */
-    int n = rt_layer_pieces(m, 0, 0, 32, 0, pc, 64);
+    int n = rt_layer_pieces(m, 0, 0, 32, 0, 0, pc, 64);
     assert_int_equal(n, 2);
     assert_int_equal(pc[0].kind, RT_PIECE_GEMM);
     close_to(pc[0].m, 32), close_to(pc[0].n, 16), close_to(pc[0].k, 5);
     close_to(pc[1].amount, 2.0 * 32 * 8 * 16);
     /* bottom backward, last linear first: activation gradient (12 B x 32 x 8), dW (8, 16, 32),
      * dX (32, 16, 8), bias (4 B x 32 x 8); the first linear has no dX (dense input) */
-    n = rt_layer_pieces(m, 0, 1, 32, 0, pc, 64);
+    n = rt_layer_pieces(m, 0, 1, 32, 0, 0, pc, 64);
     assert_int_equal(n, 4 + 3);
     close_to(pc[0].amount, 12.0 * 32 * 8);
     assert_int_equal(pc[1].kind, RT_PIECE_GEMM);
@@ -123,7 +123,7 @@ static void mlp_pieces_by_hand(void **state)
     assert_int_equal(pc[6].kind, RT_PIECE_BYTES); /* bias of the first linear, no dX GEMM */
     /* dot forward: the concatenation of bottom and 6 tables (zero + 7 scatters), the kernel's
      * 32 x 7 x 6 x 8 FLOPs, the output's zero and two scatters */
-    n = rt_layer_pieces(m, 1, 0, 32, 0, pc, 64);
+    n = rt_layer_pieces(m, 1, 0, 32, 0, 0, pc, 64);
     assert_int_equal(n, 1 + 7 + 1 + 1 + 2);
     assert_int_equal(pc[8].kind, RT_PIECE_FLOPS);
     assert_int_equal(pc[8].family, RT_CK_INTERACTION);
@@ -148,18 +148,18 @@ static void attention_backward_is_not_twice_forward(void **state)
     m.layers = &l, m.n_layers = 1;
     rt_piece pc[64];
     double fwd = 0, bwd = 0, pairs = 10; /* one sequence of 4 tokens: 4 x 5 / 2 */
-    int n = rt_layer_pieces(&m, 0, 0, 4, pairs, pc, 64);
+    int n = rt_layer_pieces(&m, 0, 0, 4, pairs, 0, pc, 64);
     for (int i = 0; i < n; i++)
         if (pc[i].kind == RT_PIECE_FLOPS) fwd += pc[i].amount;
-    n = rt_layer_pieces(&m, 0, 1, 4, pairs, pc, 64);
+    n = rt_layer_pieces(&m, 0, 1, 4, pairs, 0, pc, 64);
     for (int i = 0; i < n; i++)
         if (pc[i].kind == RT_PIECE_FLOPS) bwd += pc[i].amount;
     close_to(fwd, 2 * pairs * 2 * (4 + 4));         /* q k^T, weighted sum of v */
     close_to(bwd, 2 * pairs * 2 * (3 * 4 + 2 * 4)); /* scores, dv, dS, dq, dk */
     close_to(bwd / fwd, 2.5);
     /* the count matches what a buffer of that size receives */
-    assert_int_equal(rt_layer_pieces(&m, 0, 1, 4, pairs, NULL, 0), n);
-    assert_int_equal(rt_layer_pieces(&m, 0, 1, 4, pairs, pc, 3), -1);
+    assert_int_equal(rt_layer_pieces(&m, 0, 1, 4, pairs, 0, NULL, 0), n);
+    assert_int_equal(rt_layer_pieces(&m, 0, 1, 4, pairs, 0, pc, 3), -1);
 }
 
 static void kernel_time_is_the_sum_of_launches(void **state)

@@ -86,6 +86,52 @@ static void per_feature_ops_and_bytes(void **state)
     rt_pipeline_free(&unset);
 }
 
+static int buckets(const rt_graph *g, int *first)
+{
+    int n = 0;
+    for (int o = 0; o < g->n_ops; o++)
+        if (g->ops[o].role == RT_ROLE_ROUTE && !n++) *first = o;
+    return n;
+}
+
+/* The sender's routing (seed 001 fuses these ID passes): with fusion none one bucketize op per
+ * feature, each reading rank r's n_ids(r, f) IDs of feature f and writing them with a 4-byte
+ * permutation index (2 x id_bytes + 4 per ID); together the bytes of the one fused op, so
+ * unfused costs only the five extra launches per rank. */
+static void per_feature_bucketize(void **state)
+{
+    (void)state;
+    rt_pipeline none, fused;
+    build(&none, "none", "fp32");
+    build(&fused, "sparse", "fp32");
+    const rt_topology *t = &none.scenario->topology;
+    int b0 = 0, s0 = 0, idb = none.scenario->workload.id_bytes;
+    assert_int_equal(buckets(none.graph, &b0), 6);
+    assert_int_equal(buckets(fused.graph, &s0), 1);
+    assert_string_equal(none.graph->ops[b0 + 2].name, "bucketize_ids.c");
+    for (int r = 0; r < 4; r++) {
+        double sum = 0, tn = 0, d;
+        for (int f = 0; f < 6; f++) {
+            double want = (double)rt_workload_batch(none.workload, r, f)->n_ids * (2 * idb + 4);
+            const rt_op_cost *c = rt_graph_cost(none.graph, b0 + f, r);
+            assert_int_equal(none.graph->ops[b0 + f].layer, f);
+            assert_true(c->bytes == want && want > 0);
+            sum += want;
+            assert_int_equal(
+                rt_analytic_kernel_time(t, &none.graph->ops[b0 + f], c, &d, &(const char *){NULL}),
+                0);
+            tn += d;
+        }
+        const rt_op_cost *fc = rt_graph_cost(fused.graph, s0, r);
+        assert_true(fc->bytes == sum);
+        assert_int_equal(
+            rt_analytic_kernel_time(t, &fused.graph->ops[s0], fc, &d, &(const char *){NULL}), 0);
+        assert_true(tn > d + 4.999 * t->device.launch_overhead);
+    }
+    rt_pipeline_free(&none);
+    rt_pipeline_free(&fused);
+}
+
 /* Uncalibrated cost (max(FLOPs, bytes) + launch overhead per op): six launches instead of one,
  * and the round trip at the HBM rate. */
 static void launches_and_round_trip_cost_time(void **state)
@@ -161,6 +207,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(per_feature_ops_and_bytes),
+        cmocka_unit_test(per_feature_bucketize),
         cmocka_unit_test(launches_and_round_trip_cost_time),
         cmocka_unit_test(fp16_comm_keeps_the_round_trip),
         cmocka_unit_test(refusals),
