@@ -253,6 +253,8 @@ int rt_cmd_collective(int argc, char **argv)
         if ((long)s.topology.nodes * s.topology.node.devices > RT_MAX_WORLD) {
             fprintf(stderr, "rectwin collective: at most %d ranks\n", RT_MAX_WORLD);
             rc = RT_EXIT_USAGE;
+        } else if (rt_topology_check_faults(&s.topology) < 0) {
+            rc = 1;
         }
     }
     if (rc == 0) rc = run(&a, engine, &s);

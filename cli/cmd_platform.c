@@ -20,6 +20,8 @@ static void usage(FILE *f)
           "uplink-P-L, pcie-R (see sim/simgrid_platform.h). Routes: every link segment, plus\n"
           "every device pair with --pair-routes yes (auto: up to 256 devices). A platform\n"
           "over 1 GiB of XML, or larger than the free space, is refused before writing.\n"
+          "The topology's faults: list (topologies/README.md) is written: faulted links at\n"
+          "their reduced bandwidth, one comment per fault.\n"
           "\nexample: rectwin platform topologies/dgx-h100.yaml --nodes 4 -o dgx4.xml\n",
           f);
 }
@@ -126,7 +128,9 @@ int rt_cmd_platform(int argc, char **argv)
     if (!cfg) return 1;
     rt_topology t;
     memset(&t, 0, sizeof t);
-    int rc = rt_topology_parse(cfg, rt_cfg_root(cfg), &t, 0) < 0 ? 1 : write_platform(&a, &t);
+    int rc = rt_topology_parse(cfg, rt_cfg_root(cfg), &t, 0) < 0 ? 1 : 0;
+    t.nodes = (int)a.nodes;
+    if (rc == 0) rc = rt_topology_check_faults(&t) < 0 ? 1 : write_platform(&a, &t);
     rt_topology_free(&t);
     rt_cfg_free(cfg);
     return rc;

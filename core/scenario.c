@@ -384,7 +384,9 @@ rt_scenario *rt_scenario_load(const char *path, const char *const *sets, int n_s
     if (load_section(s, c, topo, "topology", topo_own, parse_topo_cb, &s->topology, 2, err))
         goto fail;
     s->topology.nodes = (int)nodes;
-    if (check_name(c, root, s->name) || check_ranks(c, topo, s)) goto fail;
+    if (check_name(c, root, s->name) || check_ranks(c, topo, s) ||
+        rt_topology_check_faults(&s->topology))
+        goto fail;
     if (parse_plan_common(c, plan, &s->plan, &s->model)) goto fail;
     if (parse_workload(c, wl, &s->workload, rt_scenario_ranks(s))) goto fail;
     if (validate(s, c, root)) goto fail;

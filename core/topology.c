@@ -10,8 +10,9 @@ const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
-static const char *const top_keys[] = {"name",       "source",  "device",      "node", "scale_out",
-                                       "collective", "simgrid", "calibration", NULL};
+static const char *const top_keys[] = {"name",      "source",     "device",  "node",
+                                       "scale_out", "collective", "simgrid", "calibration",
+                                       "faults",    NULL};
 static const char *const device_keys[] = {
     "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
@@ -193,6 +194,8 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
     struct fy_node *k = rt_cfg_get_map(c, map, "collective", req, &ok);
     if (!ok || (k && parse_coll(c, k, &t->coll, req))) return -1;
     if (keep_engine_sections(c, map, t)) return -1;
+    struct fy_node *faults = rt_cfg_get_seq(c, map, "faults", 0, &ok);
+    if (!ok || (faults && rt_faults_parse(c, faults, &t->faults))) return -1;
     /* Optional in a full parse too; an override replaces the file's tables as a whole. */
     struct fy_node *cal = rt_cfg_get_map(c, map, "calibration", 0, &ok);
     if (!ok) return -1;
@@ -216,6 +219,14 @@ int rt_topology_nodes_per_leaf(const rt_topology *t)
     if (t->net.rail_optimized) return down;
     int nics = t->net.nics_per_node > 0 ? t->net.nics_per_node : 1;
     return down / nics > 0 ? down / nics : 1;
+}
+
+int rt_topology_check_faults(const rt_topology *t)
+{
+    int npl = rt_topology_nodes_per_leaf(t);
+    return rt_faults_check(&t->faults, t->nodes, t->node.devices, t->net.nics_per_node,
+                           t->net.rail_optimized ? t->net.nics_per_node : 1,
+                           (t->nodes + npl - 1) / npl, rt_topology_spine_ports(t));
 }
 
 void rt_topology_free(rt_topology *t)

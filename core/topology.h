@@ -4,6 +4,7 @@
 #define RT_TOPOLOGY_H
 
 #include "dtype.h"
+#include "faults.h"
 
 struct rt_cfg;
 struct fy_node;
@@ -99,6 +100,9 @@ typedef struct rt_topology {
     /* The `calibration:` tables (core/calib.h), NULL without: then every cost is the scalar
      * model of the figures above. */
     struct rt_calib *calib;
+    /* `faults:` (core/faults.h): links left with a fraction of their bandwidth. Both engines
+     * read them; an override replaces the list. */
+    rt_faults faults;
     int nodes; /* set from the scenario */
 } rt_topology;
 
@@ -109,6 +113,9 @@ extern const char *const rt_topology_engine_sections[];
 
 int rt_topology_parse(struct rt_cfg *cfg, struct fy_node *map, rt_topology *t, int partial);
 void rt_topology_free(rt_topology *t);
+/* Checks the `faults:` indices against the cluster once t->nodes is set: 0, or -1 after an
+ * error located at the entry. */
+int rt_topology_check_faults(const rt_topology *t);
 
 static inline int rt_topology_ranks(const rt_topology *t)
 {
@@ -118,6 +125,11 @@ static inline int rt_topology_ranks(const rt_topology *t)
  * of every node goes to rail switch i (one port per node), otherwise a node takes
  * nics_per_node ports. The one leaf/spine rule of both engines (collective costs, platform). */
 int rt_topology_nodes_per_leaf(const rt_topology *t);
+/* Spine ports of one leaf: radix / 2 (at least 1), what an uplink's bandwidth is made of. */
+static inline int rt_topology_spine_ports(const rt_topology *t)
+{
+    return t->net.radix / 2 > 0 ? t->net.radix / 2 : 1;
+}
 /* The leaf (of any plane) node NODE sits under. */
 static inline int rt_topology_leaf_of(const rt_topology *t, int node)
 {

@@ -249,6 +249,13 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
     rt_json_number(&j, "oversubscription", t->net.oversubscription);
     rt_json_int(&j, "nodes_per_leaf", rt_topology_nodes_per_leaf(t));
     rt_json_number(&j, "per_message_cost_s", 0.0);
+    rt_faults_json(&j, &t->faults, rt_topology_spine_ports(t),
+                   "each collective runs its formula with the NVLink, NIC and uplink "
+                   "bandwidths of the slowest faulted link of each class its members use "
+                   "(exact for rings and even AlltoAlls whose bottleneck is that link, "
+                   "pessimistic for uneven traffic and for members that do not cross it); "
+                   "not modelled: contention with other groups on the faulted link and "
+                   "PXN traffic on a faulted NVLink port (use the simgrid engine)");
     rt_json_begin_object(&j, "policy");
     rt_json_number(&j, "tree_max_bytes", p->tree_max_bytes);
     rt_json_number(&j, "nvls_min_bytes", p->nvls_min_bytes);

@@ -75,6 +75,35 @@ static double calibrated_time(const rt_topology *t, const rt_coll_call *c)
     return rt_calib_coll_time(run, map[c->kind], c->group.size, bytes);
 }
 
+/* The bandwidth the topology's faults (core/faults.h) leave to a group instance, per link
+ * class: the smallest factor among the NVLink ports of its members when they share a node or
+ * hop over NVLink to their rail (PXN), among the NICs their traffic leaves by (NIC
+ * local x nics / devices, as the platform attaches them) when it spans nodes, among their
+ * leaves' uplinks when it spans leaves. A ring or a direct AlltoAll with even blocks waits for
+ * its slowest link of each class; where traffic is uneven this is pessimistic, and rerouting
+ * or contention with other groups is the SimGrid engine's (sim/README.md). */
+void rt_coll_fault_factors(const rt_topology *t, rt_group group, int rank, const rt_coll_shape *sh,
+                           double f[3])
+{
+    f[0] = f[1] = f[2] = 1.0;
+    if (t->faults.n == 0 || sh->size < 2) return;
+    int devices = t->node.devices > 0 ? t->node.devices : 1;
+    int nics = t->net.nics_per_node > 0 ? t->net.nics_per_node : 1;
+    int per_leaf = rt_topology_nodes_per_leaf(t);
+    int base = rt_group_base(group, rank);
+    for (int k = 0; k < group.size; k++) {
+        int m = base + k * group.stride, node = m / devices, nic = (m % devices) * nics / devices;
+        if (sh->local > 1 || (sh->nodes > 1 && t->net.rail_optimized && nics > 1))
+            f[0] = fmin(f[0], rt_faults_factor(&t->faults, RT_FAULT_NVLINK, m, 0, 0));
+        if (sh->nodes > 1)
+            f[1] = fmin(f[1], rt_faults_factor(&t->faults, RT_FAULT_NIC, node, nic, 0));
+        if (sh->leaves > 1)
+            f[2] = fmin(f[2], rt_faults_factor(&t->faults, RT_FAULT_UPLINK,
+                                               t->net.rail_optimized ? nic : 0, node / per_leaf,
+                                               rt_topology_spine_ports(t)));
+    }
+}
+
 int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time *o,
                        const char **why)
 {
@@ -95,11 +124,24 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
         /* A one-rank collective moves nothing and calls no peer. */
         double measured = sh.size > 1 ? calibrated_time(t, c) : 0.0;
         if (measured >= 0) {
-            o->transfer_s = o->total_s = measured;
+            /* A measured curve has no link classes: its whole time slows with the slowest. */
+            double f[3];
+            rt_coll_fault_factors(t, c->group, c->rank, &sh, f);
+            o->transfer_s = o->total_s = measured / fmin(f[0], fmin(f[1], f[2]));
             return 0;
         }
     }
-    if (sh.size > 1) {
+    if (sh.size > 1 && t->faults.n > 0) {
+        /* The algorithm sees the bandwidths the faults leave: NVLink and NIC scaled, and the
+         * uplinks' share (NIC bandwidth / oversubscription) by the uplink factor. */
+        double f[3];
+        rt_coll_fault_factors(t, c->group, c->rank, &sh, f);
+        rt_topology ft = *t;
+        ft.node.scale_up_bw *= f[0];
+        ft.net.nic_bw *= f[1];
+        ft.net.oversubscription *= f[1] / f[2];
+        rt_coll_algo_get(c->algo)->time(&ft, c, &sh, o);
+    } else if (sh.size > 1) {
         rt_coll_algo_get(c->algo)->time(t, c, &sh, o);
     } else if (t->coll.has_protocols) {
         o->total_s = 0;

@@ -45,6 +45,12 @@ int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo alg
                        const rt_coll_shape *shape, const char **why);
 
 /* Returns 0 and fills *out, or -1 with *why set (unsupported algorithm, bad arrays). */
+/* The fractions of their healthy bandwidth the topology's faults leave to the group instance
+ * of RANK with shape SH, per link class: F[0] NVLink, F[1] NIC, F[2] uplink (the slowest
+ * faulted link of the class its members use; 1 without faults). The harness runs the
+ * algorithm's formula on the topology with these bandwidths. */
+void rt_coll_fault_factors(const rt_topology *t, rt_group group, int rank, const rt_coll_shape *sh,
+                           double f[3]);
 int rt_coll_model_time(const rt_topology *t, const rt_coll_call *call, rt_coll_time *out,
                        const char **why);
 

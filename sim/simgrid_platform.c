@@ -60,9 +60,9 @@ static void set_links(rt_platform *p, const rt_topology *t)
 {
     double up = t->node.scale_up_bw * t->coll.eff_intra;
     double nic = t->net.nic_bw * t->coll.eff_inter;
-    int ports = t->net.radix / 2 > 0 ? t->net.radix / 2 : 1;
+    int ports = rt_topology_spine_ports(t);
     for (int r = 0; r < p->world; r++) {
-        p->bw[r] = up;
+        p->bw[r] = up * rt_faults_factor(&t->faults, RT_FAULT_NVLINK, r, 0, 0);
         p->lat[r] = t->node.scale_up_latency / 2;
         p->bw[pcie_link(p, r)] = t->node.host_bw;
         p->lat[pcie_link(p, r)] = t->node.host_latency;
@@ -71,12 +71,13 @@ static void set_links(rt_platform *p, const rt_topology *t)
      * switch, the uplinks the levels above it. */
     for (int h = 0; h < p->nodes; h++)
         for (int k = 0; k < p->nics; k++) {
-            p->bw[nic_link(p, h, k)] = nic;
+            p->bw[nic_link(p, h, k)] = nic * rt_faults_factor(&t->faults, RT_FAULT_NIC, h, k, 0);
             p->lat[nic_link(p, h, k)] = (t->net.nic_latency + t->net.switch_latency) / 2;
         }
     for (int pl = 0; pl < p->planes; pl++)
         for (int l = 0; l < p->leaves; l++) {
-            p->bw[uplink(p, pl, l)] = ports * nic / t->net.oversubscription;
+            p->bw[uplink(p, pl, l)] = ports * nic / t->net.oversubscription *
+                                      rt_faults_factor(&t->faults, RT_FAULT_UPLINK, pl, l, ports);
             p->lat[uplink(p, pl, l)] = t->net.levels * t->net.switch_latency;
         }
 }
@@ -311,6 +312,14 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
         rt_platform_host_name(p, h, name, sizeof name);
         fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"/>\n", name,
                 h < p->world ? p->gpu_speed : 1e9);
+    }
+    for (int i = 0; i < t->faults.n; i++) {
+        const rt_fault *x = &t->faults.f[i];
+        fprintf(f,
+                "<!-- fault: %s %d %d keeps %.6g of its bandwidth (bandwidth %.6g, "
+                "background %.6g) -->\n",
+                rt_fault_link_names[x->link], x->a, x->b,
+                rt_fault_factor(x, rt_topology_spine_ports(t)), x->bandwidth, x->background);
     }
     for (int l = 0; l < p->n_links; l++) {
         rt_platform_link_name(p, l, name, sizeof name);

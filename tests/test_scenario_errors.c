@@ -113,6 +113,28 @@ static void out_of_range(void **state)
                  NULL, 0, (e[0] = at(6, 10), e));
 }
 
+/* faults: each entry is checked where it is written: its link kind, its keys, and its indices
+ * against the cluster once the node count is known. */
+static void bad_faults(void **state)
+{
+    (void)state;
+    const char *e1[] = {NULL, "nic node 2 names no link", "allowed: node 0..1", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                 "  faults:\n    - {link: nic, node: 2, nic: 0, bandwidth: 0.5}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e1[0] = at(8, 8), e1));
+    const char *e2[] = {NULL, "key 'topology.faults.0.link'", "nvlink", "uplink", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                 "  faults:\n    - {link: spine, node: 1, bandwidth: 0.5}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e2[0] = at(8, 14), e2));
+    const char *e3[] = {NULL, "topology.faults.0.background", "out of range", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                 "  faults:\n    - {link: nvlink, rank: 3, background: 1}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e3[0] = at(8, 43), e3));
+}
+
 static void unknown_unit(void **state)
 {
     (void)state;
@@ -382,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(valid_scenario_loads),
         cmocka_unit_test(unknown_key),
+        cmocka_unit_test(bad_faults),
         cmocka_unit_test(wrong_type),
         cmocka_unit_test(out_of_range),
         cmocka_unit_test(unknown_unit),
