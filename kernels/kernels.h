@@ -367,6 +367,14 @@ rt_kstatus rt_kcpu_attn_silu_bwd(const float *s, const float *da, int64_t n, flo
 rt_kstatus rt_kcpu_attn_scores_bwd(const float *q, const float *k, const float *ds,
                                    const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
                                    float *dq, float *dk, float *drab);
+/* FuXi's position and time channels unfused (relpos_attn_*): relpos_weights writes the score
+ * buffer's SiLU output P = silu(rab[h][min(i - j, nbias - 1)]) inv_n directly (no q.k);
+ * attn_pv and attn_pv_bwd apply it; relpos_bias_bwd reduces pv_bwd's dA into drab
+ * (required, overwritten). */
+rt_kstatus rt_kcpu_relpos_weights(const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                  const float *rab, float *p);
+rt_kstatus rt_kcpu_relpos_bias_bwd(const float *da, const int64_t *offsets, int64_t nseq,
+                                   const rt_khstu_cfg *c, const float *rab, float *drab);
 
 /* ---- dense optimizer ------------------------------------------------------------------- */
 

@@ -159,3 +159,43 @@ rt_kstatus rt_kcpu_attn_scores_bwd(const float *q, const float *k, const float *
             }
     return RT_K_OK;
 }
+
+/* FuXi's position and time channels (relpos_attn_*) unfused: their weights depend on i - j
+ * alone, so the forward writes P = silu(rab) inv_n straight from the bias (no scores pass)
+ * and pv reads it; the backward's pv_bwd writes dA, which relpos_bias_bwd reduces into drab. */
+rt_kstatus rt_kcpu_relpos_weights(const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                  const float *rab, float *p)
+{
+    int64_t total;
+    if (!cfg_ok(c) || !rab || !rt_kcpu_offsets_ok(offsets, nseq, &total) || (total > 0 && !p))
+        return RT_K_EINVAL;
+    float *o = p;
+    for (int64_t b = 0; b < nseq; b++)
+        for (int64_t h = 0; h < c->heads; h++)
+            for (int64_t i = offsets[b]; i < offsets[b + 1]; i++)
+                for (int64_t j = offsets[b]; j <= i; j++) {
+                    const float x = rab[h * c->nbias + bucket(c, i - j)];
+                    *o++ = x / (1.0f + expf(-x)) * c->inv_n;
+                }
+    return RT_K_OK;
+}
+
+rt_kstatus rt_kcpu_relpos_bias_bwd(const float *da, const int64_t *offsets, int64_t nseq,
+                                   const rt_khstu_cfg *c, const float *rab, float *drab)
+{
+    int64_t total;
+    if (!cfg_ok(c) || !rab || !drab || !rt_kcpu_offsets_ok(offsets, nseq, &total) ||
+        (total > 0 && !da))
+        return RT_K_EINVAL;
+    memset(drab, 0, (size_t)(c->heads * c->nbias) * sizeof *drab);
+    const float *p = da;
+    for (int64_t b = 0; b < nseq; b++)
+        for (int64_t h = 0; h < c->heads; h++)
+            for (int64_t i = offsets[b]; i < offsets[b + 1]; i++)
+                for (int64_t j = offsets[b]; j <= i; j++) {
+                    const int64_t at = h * c->nbias + bucket(c, i - j);
+                    const float x = rab[at], sig = 1.0f / (1.0f + expf(-x));
+                    drab[at] += *p++ * c->inv_n * sig * (1.0f + x * (1.0f - sig));
+                }
+    return RT_K_OK;
+}

@@ -58,6 +58,37 @@ static void test_case(rt_tctx *t, rt_trng *r, int64_t nseq, int64_t max_len, int
     free(da), free(got), free(want);
 }
 
+/* FuXi's position channel: relpos_weights, attn_pv, attn_pv_bwd, relpos_bias_bwd against
+ * relpos_attn_fwd/bwd, same tolerance. */
+static void test_relpos(rt_tctx *t, rt_trng *r, int64_t nseq, int64_t max_len, int64_t heads,
+                        int64_t hd, int64_t nbias)
+{
+    int64_t *off = rt_talloc((size_t)(nseq + 1) * 8);
+    const int64_t N = rt_toffsets(r, off, nseq, max_len, 1), NS = N * heads * hd;
+    const int64_t nr = heads * nbias;
+    float *v = rt_talloc((size_t)(NS + 1) * 4), *dout = rt_talloc((size_t)(NS + 1) * 4),
+          *rab = rt_talloc((size_t)nr * 4), *ref = rt_talloc((size_t)(2 * NS + nr) * 4),
+          *got = rt_talloc((size_t)(2 * NS + nr) * 4);
+    rt_tfill(r, v, NS, -1, 1), rt_tfill(r, dout, NS, -1, 1), rt_tfill(r, rab, nr, -2, 2);
+    const rt_khstu_cfg c = {heads, hd, nbias, 0.0f, 1.0f / (float)nbias};
+    RT_TCHECK(t, rt_kcpu_relpos_attn_fwd(v, off, nseq, &c, rab, ref) == RT_K_OK);
+    RT_TCHECK(t, rt_kcpu_relpos_attn_bwd(v, off, nseq, &c, rab, dout, ref + NS, ref + 2 * NS) ==
+                     RT_K_OK);
+    int64_t np;
+    RT_TCHECK(t, rt_kcpu_attn_pairs(off, nseq, &c, &np) == RT_K_OK);
+    float *p = rt_talloc((size_t)(np + 1) * 4), *da = rt_talloc((size_t)(np + 1) * 4);
+    RT_TCHECK(t, rt_kcpu_relpos_weights(off, nseq, &c, rab, p) == RT_K_OK);
+    RT_TCHECK(t, rt_kcpu_attn_pv(p, v, off, nseq, &c, got) == RT_K_OK);
+    RT_TCHECK(t, rt_kcpu_attn_pv_bwd(p, v, dout, off, nseq, &c, da, got + NS) == RT_K_OK);
+    RT_TCHECK(t, rt_kcpu_relpos_bias_bwd(da, off, nseq, &c, rab, got + 2 * NS) == RT_K_OK);
+    double *want = rt_talloc((size_t)(2 * NS + nr) * 8);
+    widen(ref, 2 * NS + nr, want);
+    RT_TCLOSE(t, "relpos out", got, want, NS, 1e-5, 1e-6);
+    RT_TCLOSE(t, "relpos dv", got + NS, want + NS, NS, 1e-5, 1e-6);
+    RT_TCLOSE(t, "relpos drab", got + 2 * NS, want + 2 * NS, nr, 1e-5, 1e-6);
+    free(off), free(v), free(dout), free(rab), free(ref), free(got), free(p), free(da), free(want);
+}
+
 static void test_errors(rt_tctx *t)
 {
     const int64_t bad[] = {0, 2, 1};
@@ -77,6 +108,8 @@ int main(void)
     test_case(&t, &r, 5, 9, 2, 4, 4, 1);
     test_case(&t, &r, 7, 17, 3, 8, 32, 1);
     test_case(&t, &r, 4, 12, 2, 6, 5, 0);
+    test_relpos(&t, &r, 5, 9, 2, 4, 4);
+    test_relpos(&t, &r, 6, 17, 3, 8, 32);
     test_errors(&t);
     return rt_treport(&t, "test_kcpu_attention_unfused");
 }
