@@ -130,7 +130,9 @@ typedef struct {
     float *attn, *an, *amean, *arstd, *gated;
     float *h, *hn, *hmean, *hrstd, *ffpre, *ffsilu, *ffm; /* fuxi MFFN */
     float *y;
-    float *sc, *sp; /* plan.attention unfused: the causal scores and their SiLU, saved */
+    /* plan.attention unfused, saved for the backward: the causal scores, and per channel their
+     * SiLU (channel c at sp + c * sc_cap) */
+    float *sc, *sp;
 } gblock;
 
 typedef struct {
@@ -969,9 +971,14 @@ static int gblock_fwd(rt_dnet *n, dlayer *l, gstack *g, gblock *b, const float *
         return -1;
     l->flops += 2.0 * n->pairs * (double)g->heads * (double)(g->hd + g->hd);
     for (int c = 1; c < C; c++) {
-        if (kcheck(d->ops->relpos_attn_fwd(d, v, n->seq_off, B, &g->cfg, n->params + b->rab_off[c],
-                                           b->attn + c * T * A),
-                   "relative-position attention", l, err))
+        const float *crab = n->params + b->rab_off[c];
+        if (n->opt.attn_unfused
+                ? kcheck(d->ops->relpos_unfused_fwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                    b->sp + c * g->sc_cap, b->attn + c * T * A),
+                         "unfused relative-position attention", l, err)
+                : kcheck(d->ops->relpos_attn_fwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                 b->attn + c * T * A),
+                         "relative-position attention", l, err))
             return -1;
         l->flops += 2.0 * n->pairs * (double)A;
     }
@@ -1048,13 +1055,20 @@ static int gblock_bwd(rt_dnet *n, dlayer *l, gstack *g, gblock *b, const float *
                      "attention backward", l, err))
         return -1;
     /* The position and time channels read v too: their dv goes through dgated (consumed). */
-    for (int c = 1; c < C; c++)
-        if (kcheck(d->ops->relpos_attn_bwd(d, v, n->seq_off, B, &g->cfg, n->params + b->rab_off[c],
-                                           g->dattn + c * T * A, g->dgated,
-                                           n->grads + b->rab_off[c]),
-                   "relative-position attention backward", l, err) ||
+    for (int c = 1; c < C; c++) {
+        const float *crab = n->params + b->rab_off[c];
+        float *cdrab = n->grads + b->rab_off[c];
+        if ((n->opt.attn_unfused
+                 ? kcheck(d->ops->relpos_unfused_bwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                     b->sp + c * g->sc_cap, g->dattn + c * T * A,
+                                                     g->dsc, g->dgated, cdrab),
+                          "unfused relative-position attention backward", l, err)
+                 : kcheck(d->ops->relpos_attn_bwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                  g->dattn + c * T * A, g->dgated, cdrab),
+                          "relative-position attention backward", l, err)) ||
             add_into(n, dv, g->dgated, T * A, l, err))
             return -1;
+    }
     if (kcheck(d->ops->silu_bwd(d, b->pre, g->dpost, T * g->wu, g->dpost),
                "projection silu backward", l, err))
         return -1;
@@ -1079,7 +1093,8 @@ static int grow_scores(rt_dnet *n, gstack *g, FILE *err)
     int64_t cap = g->sc_cap + g->sc_cap / 2;
     if (cap < need) cap = need;
     for (int b = 0; b < g->nblocks; b++)
-        if (!(g->blk[b].sc = dfloats(n, cap, err)) || !(g->blk[b].sp = dfloats(n, cap, err)))
+        if (!(g->blk[b].sc = dfloats(n, cap, err)) ||
+            !(g->blk[b].sp = dfloats(n, g->chan * cap, err)))
             return -1;
     if (!(g->dsc = dfloats(n, cap, err))) return -1;
     g->sc_cap = cap;
@@ -1356,11 +1371,6 @@ static int check_model(const rt_model *m, rt_dnet_opt opt, FILE *err)
         if (l->kind >= RT_LAYER_COUNT)
             return fail(err, "model %s: layer %s: type %s is not supported by the dense executor",
                         name_or(m->name), name_or(l->name), layer_kind(l));
-        /* FuXi's position and time channels have no unfused kernels: running its semantic
-         * channel unfused alone would measure neither variant. */
-        if (opt.attn_unfused && l->kind == RT_LAYER_FUXI)
-            return fail(err, "model %s: layer %s: unfused attention runs hstu layers only",
-                        name_or(m->name), name_or(l->name));
     }
     if (!m->loss || (strcmp(m->loss, "bce") && strcmp(m->loss, "sampled_softmax")))
         return fail(err, "model %s: loss %s is not supported by the dense executor",
@@ -1517,7 +1527,8 @@ rt_dnet *rt_dnet_new(const rt_model *m, rt_xdev *d, int max_batch, int64_t max_t
         return NULL;
     }
     if (check_model(m, opt, err)) return NULL;
-    if (opt.attn_unfused && (!d->ops->attn_unfused_fwd || !d->ops->attn_unfused_bwd)) {
+    if (opt.attn_unfused && (!d->ops->attn_unfused_fwd || !d->ops->attn_unfused_bwd ||
+                             !d->ops->relpos_unfused_fwd || !d->ops->relpos_unfused_bwd)) {
         fail(err, "device %s has no unfused attention kernels", d->ops->name);
         return NULL;
     }

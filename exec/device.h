@@ -100,6 +100,15 @@ typedef struct rt_xdev_ops {
                                    const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
                                    const float *s, const float *p, const float *dout, float *ds,
                                    float *dq, float *dk, float *dv, float *drab);
+    /* FuXi's position and time channels unfused: the forward writes P (the SiLU of the bias
+     * per causal pair, rt_kcpu_attn_pairs floats), the backward reads it with DA as scratch. */
+    rt_kstatus (*relpos_unfused_fwd)(rt_xdev *d, const float *v, const int64_t *offsets,
+                                     int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                     float *p, float *out);
+    rt_kstatus (*relpos_unfused_bwd)(rt_xdev *d, const float *v, const int64_t *offsets,
+                                     int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                     const float *p, const float *dout, float *da, float *dv,
+                                     float *drab);
     /* loss is a device float */
     rt_kstatus (*bce_logits)(rt_xdev *d, const float *logits, const float *labels, int64_t n,
                              float *loss, float *dlogits);

@@ -75,33 +75,23 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
     m->seen = 1;
 }
 
-/* plan.attention unfused runs HSTU blocks as separate kernels over materialized scores
- * (kernels/cpu/attention_unfused.c). FuXi's position and time channels and the CUDA backend
- * have only the fused kernels, so running those would measure the other variant than the one
- * predicted: refused, located. */
+/* plan.attention unfused runs HSTU and FuXi blocks as separate kernels over materialized
+ * scores (kernels/cpu/attention_unfused.c). The CUDA backend has only the fused kernels, so
+ * running it there would measure the other variant than the one predicted: refused, located. */
 static int refuse_unfused_attention(const rt_xexec *x)
 {
     const rt_scenario *s = x->s;
-    if (s->plan.attention != RT_ATTN_UNFUSED) return 0;
-    struct fy_node *at = fy_node_mapping_lookup_by_string(s->plan.node, "attention", FY_NT);
+    if (s->plan.attention != RT_ATTN_UNFUSED || x->dev->ops->attn_unfused_fwd) return 0;
     for (int l = 0; l < s->model.n_layers; l++) {
-        const rt_layer *ly = &s->model.layers[l];
-        if (ly->kind == RT_LAYER_FUXI) {
-            rt_cfg_error(s->plan.cfg, at,
-                         "attention unfused is not executed by rectwin-exec for fuxi layer %s "
-                         "(its position and time channels have fused kernels only; rectwin sim "
-                         "prices it); allowed: attention fused, or unfused with hstu layers",
-                         ly->name ? ly->name : "?");
-            return -1;
-        }
-        if (ly->kind == RT_LAYER_HSTU && !x->dev->ops->attn_unfused_fwd) {
-            rt_cfg_error(s->plan.cfg, at,
-                         "attention unfused is not executed by rectwin-exec on device %s (fused "
-                         "attention kernels only; rectwin sim prices it); allowed: attention "
-                         "fused, or unfused on device cpu",
-                         x->dev->ops->name);
-            return -1;
-        }
+        rt_layer_kind k = s->model.layers[l].kind;
+        if (k != RT_LAYER_HSTU && k != RT_LAYER_FUXI) continue;
+        struct fy_node *at = fy_node_mapping_lookup_by_string(s->plan.node, "attention", FY_NT);
+        rt_cfg_error(s->plan.cfg, at,
+                     "attention unfused is not executed by rectwin-exec on device %s (fused "
+                     "attention kernels only; rectwin sim prices it); allowed: attention fused, "
+                     "or unfused on device cpu",
+                     x->dev->ops->name);
+        return -1;
     }
     return 0;
 }
