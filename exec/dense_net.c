@@ -130,6 +130,9 @@ typedef struct {
     float *attn, *an, *amean, *arstd, *gated;
     float *h, *hn, *hmean, *hrstd, *ffpre, *ffsilu, *ffm; /* fuxi MFFN */
     float *y;
+    /* plan.attention unfused, saved for the backward: the causal scores, and per channel their
+     * SiLU (channel c at sp + c * sc_cap) */
+    float *sc, *sp;
 } gblock;
 
 typedef struct {
@@ -144,6 +147,8 @@ typedef struct {
     gblock *blk;
     /* Backward scratch shared by the blocks (they run one at a time). */
     float *dpost, *dgated, *dan, *dattn, *dxn, *dtmp, *dcur[2], *dffm, *dffpre, *dh;
+    float *dsc;     /* plan.attention unfused: the scores' gradient */
+    int64_t sc_cap; /* floats of sc, sp and dsc */
 } gstack;
 
 enum { MOE_MAX_TASKS = 64 };
@@ -957,14 +962,23 @@ static int gblock_fwd(rt_dnet *n, dlayer *l, gstack *g, gblock *b, const float *
                 *q = piece(g, b->post, (int)C + 1, T), *k = piece(g, b->post, (int)C + 2, T);
     /* HSTU's relative bias sits in its semantic channel; FuXi keeps position apart. */
     const float *rab = g->fuxi ? NULL : n->params + b->rab_off[0];
-    if (kcheck(d->ops->hstu_attn_fwd(d, q, k, v, n->seq_off, B, &g->cfg, rab, b->attn), "attention",
-               l, err))
+    if (n->opt.attn_unfused
+            ? kcheck(d->ops->attn_unfused_fwd(d, q, k, v, n->seq_off, B, &g->cfg, rab, b->sc, b->sp,
+                                              b->attn),
+                     "unfused attention", l, err)
+            : kcheck(d->ops->hstu_attn_fwd(d, q, k, v, n->seq_off, B, &g->cfg, rab, b->attn),
+                     "attention", l, err))
         return -1;
     l->flops += 2.0 * n->pairs * (double)g->heads * (double)(g->hd + g->hd);
     for (int c = 1; c < C; c++) {
-        if (kcheck(d->ops->relpos_attn_fwd(d, v, n->seq_off, B, &g->cfg, n->params + b->rab_off[c],
-                                           b->attn + c * T * A),
-                   "relative-position attention", l, err))
+        const float *crab = n->params + b->rab_off[c];
+        if (n->opt.attn_unfused
+                ? kcheck(d->ops->relpos_unfused_fwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                    b->sp + c * g->sc_cap, b->attn + c * T * A),
+                         "unfused relative-position attention", l, err)
+                : kcheck(d->ops->relpos_attn_fwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                 b->attn + c * T * A),
+                         "relative-position attention", l, err))
             return -1;
         l->flops += 2.0 * n->pairs * (double)A;
     }
@@ -1032,18 +1046,29 @@ static int gblock_bwd(rt_dnet *n, dlayer *l, gstack *g, gblock *b, const float *
         return -1;
     const float *rab = g->fuxi ? NULL : n->params + b->rab_off[0];
     float *drab = g->fuxi ? NULL : n->grads + b->rab_off[0];
-    if (kcheck(d->ops->hstu_attn_bwd(d, q, k, v, n->seq_off, B, &g->cfg, rab, g->dattn, dq, dk, dv,
-                                     drab),
-               "attention backward", l, err))
+    if (n->opt.attn_unfused
+            ? kcheck(d->ops->attn_unfused_bwd(d, q, k, v, n->seq_off, B, &g->cfg, b->sc, b->sp,
+                                              g->dattn, g->dsc, dq, dk, dv, drab),
+                     "unfused attention backward", l, err)
+            : kcheck(d->ops->hstu_attn_bwd(d, q, k, v, n->seq_off, B, &g->cfg, rab, g->dattn, dq,
+                                           dk, dv, drab),
+                     "attention backward", l, err))
         return -1;
     /* The position and time channels read v too: their dv goes through dgated (consumed). */
-    for (int c = 1; c < C; c++)
-        if (kcheck(d->ops->relpos_attn_bwd(d, v, n->seq_off, B, &g->cfg, n->params + b->rab_off[c],
-                                           g->dattn + c * T * A, g->dgated,
-                                           n->grads + b->rab_off[c]),
-                   "relative-position attention backward", l, err) ||
+    for (int c = 1; c < C; c++) {
+        const float *crab = n->params + b->rab_off[c];
+        float *cdrab = n->grads + b->rab_off[c];
+        if ((n->opt.attn_unfused
+                 ? kcheck(d->ops->relpos_unfused_bwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                     b->sp + c * g->sc_cap, g->dattn + c * T * A,
+                                                     g->dsc, g->dgated, cdrab),
+                          "unfused relative-position attention backward", l, err)
+                 : kcheck(d->ops->relpos_attn_bwd(d, v, n->seq_off, B, &g->cfg, crab,
+                                                  g->dattn + c * T * A, g->dgated, cdrab),
+                          "relative-position attention backward", l, err)) ||
             add_into(n, dv, g->dgated, T * A, l, err))
             return -1;
+    }
     if (kcheck(d->ops->silu_bwd(d, b->pre, g->dpost, T * g->wu, g->dpost),
                "projection silu backward", l, err))
         return -1;
@@ -1057,10 +1082,30 @@ static int gblock_bwd(rt_dnet *n, dlayer *l, gstack *g, gblock *b, const float *
     return add_into(n, dx, dres, T * D, l, err);
 }
 
+/* The unfused attention's score buffers hold heads x this batch's causal pairs, which the
+ * token count does not bound, so they grow with the batch (by half again). The old buffers
+ * stay on n's allocation list until rt_dnet_free: growth is geometric, so they at most double
+ * the footprint, and freeing mid-run would need a per-buffer release the list lacks. */
+static int grow_scores(rt_dnet *n, gstack *g, FILE *err)
+{
+    const int64_t need = (int64_t)n->pairs * g->heads;
+    if (!n->opt.attn_unfused || need <= g->sc_cap) return 0;
+    int64_t cap = g->sc_cap + g->sc_cap / 2;
+    if (cap < need) cap = need;
+    for (int b = 0; b < g->nblocks; b++)
+        if (!(g->blk[b].sc = dfloats(n, cap, err)) ||
+            !(g->blk[b].sp = dfloats(n, g->chan * cap, err)))
+            return -1;
+    if (!(g->dsc = dfloats(n, cap, err))) return -1;
+    g->sc_cap = cap;
+    return 0;
+}
+
 static int gr_fwd(rt_dnet *n, dlayer *l, FILE *err)
 {
     gstack *g = l->gr;
     const float *x = l->x;
+    if (grow_scores(n, g, err)) return -1;
     if (g->has_proj) {
         if (plin_fwd(n, l, &g->proj, x, n->tokens, g->xp, err)) return -1;
         x = g->xp;
@@ -1482,6 +1527,11 @@ rt_dnet *rt_dnet_new(const rt_model *m, rt_xdev *d, int max_batch, int64_t max_t
         return NULL;
     }
     if (check_model(m, opt, err)) return NULL;
+    if (opt.attn_unfused && (!d->ops->attn_unfused_fwd || !d->ops->attn_unfused_bwd ||
+                             !d->ops->relpos_unfused_fwd || !d->ops->relpos_unfused_bwd)) {
+        fail(err, "device %s has no unfused attention kernels", d->ops->name);
+        return NULL;
+    }
     rt_dnet *n = calloc(1, sizeof *n);
     if (!n) {
         fail(err, "out of host memory");

@@ -20,6 +20,9 @@ typedef struct rt_dnet rt_dnet;
 typedef struct rt_dnet_opt {
     rt_koptim kind; /* RT_KOPT_SGD or RT_KOPT_ADAM */
     float lr, beta1, beta2, eps;
+    /* plan.attention unfused: HSTU blocks run the device's attn_unfused_* (separate kernels
+     * over materialized scores) instead of the fused hstu_attn_* */
+    int attn_unfused;
 } rt_dnet_opt;
 
 /* One iteration's inputs on this rank, all device pointers owned by the caller, valid from

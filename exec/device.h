@@ -89,6 +89,26 @@ typedef struct rt_xdev_ops {
                                 const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
                                 const float *rab, const float *dout, float *dq, float *dk,
                                 float *dv, float *drab);
+    /* plan.attention unfused: the same attention as hstu_attn_* through separate kernels over
+     * the materialized causal scores. The forward writes S (scores) and P (SiLU output), each
+     * rt_kcpu_attn_pairs floats, which the backward reads; DS is backward scratch of that size.
+     * NULL on a device without the separate kernels (exec refuses the plan there). */
+    rt_kstatus (*attn_unfused_fwd)(rt_xdev *d, const float *q, const float *k, const float *v,
+                                   const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                   const float *rab, float *s, float *p, float *out);
+    rt_kstatus (*attn_unfused_bwd)(rt_xdev *d, const float *q, const float *k, const float *v,
+                                   const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                   const float *s, const float *p, const float *dout, float *ds,
+                                   float *dq, float *dk, float *dv, float *drab);
+    /* FuXi's position and time channels unfused: the forward writes P (the SiLU of the bias
+     * per causal pair, rt_kcpu_attn_pairs floats), the backward reads it with DA as scratch. */
+    rt_kstatus (*relpos_unfused_fwd)(rt_xdev *d, const float *v, const int64_t *offsets,
+                                     int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                     float *p, float *out);
+    rt_kstatus (*relpos_unfused_bwd)(rt_xdev *d, const float *v, const int64_t *offsets,
+                                     int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                     const float *p, const float *dout, float *da, float *dv,
+                                     float *drab);
     /* loss is a device float */
     rt_kstatus (*bce_logits)(rt_xdev *d, const float *logits, const float *labels, int64_t n,
                              float *loss, float *dlogits);

@@ -264,6 +264,57 @@ static rt_kstatus rt_xcpu_hstu_fwd(rt_xdev *d, const float *q, const float *k, c
     return rt_kcpu_hstu_attn_fwd(q, k, v, offsets, nseq, c, rab, out);
 }
 
+/* Each pass is its own kernel call, so the score buffers make their round trips. */
+static rt_kstatus rt_xcpu_attn_unfused_fwd(rt_xdev *d, const float *q, const float *k,
+                                           const float *v, const int64_t *offsets, int64_t nseq,
+                                           const rt_khstu_cfg *c, const float *rab, float *s,
+                                           float *p, float *out)
+{
+    (void)d;
+    int64_t n;
+    rt_kstatus st = rt_kcpu_attn_pairs(offsets, nseq, c, &n);
+    if (st == RT_K_OK) st = rt_kcpu_attn_scores(q, k, offsets, nseq, c, rab, s);
+    if (st == RT_K_OK) st = rt_kcpu_attn_silu(s, n, c->inv_n, p);
+    if (st == RT_K_OK) st = rt_kcpu_attn_pv(p, v, offsets, nseq, c, out);
+    return st;
+}
+
+static rt_kstatus rt_xcpu_attn_unfused_bwd(rt_xdev *d, const float *q, const float *k,
+                                           const float *v, const int64_t *offsets, int64_t nseq,
+                                           const rt_khstu_cfg *c, const float *s, const float *p,
+                                           const float *dout, float *ds, float *dq, float *dk,
+                                           float *dv, float *drab)
+{
+    (void)d;
+    int64_t n;
+    rt_kstatus st = rt_kcpu_attn_pairs(offsets, nseq, c, &n);
+    if (st == RT_K_OK) st = rt_kcpu_attn_pv_bwd(p, v, dout, offsets, nseq, c, ds, dv);
+    if (st == RT_K_OK) st = rt_kcpu_attn_silu_bwd(s, ds, n, c->inv_n, ds);
+    if (st == RT_K_OK) st = rt_kcpu_attn_scores_bwd(q, k, ds, offsets, nseq, c, dq, dk, drab);
+    return st;
+}
+
+static rt_kstatus rt_xcpu_relpos_unfused_fwd(rt_xdev *d, const float *v, const int64_t *offsets,
+                                             int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                             float *p, float *out)
+{
+    (void)d;
+    rt_kstatus st = rt_kcpu_relpos_weights(offsets, nseq, c, rab, p);
+    if (st == RT_K_OK) st = rt_kcpu_attn_pv(p, v, offsets, nseq, c, out);
+    return st;
+}
+
+static rt_kstatus rt_xcpu_relpos_unfused_bwd(rt_xdev *d, const float *v, const int64_t *offsets,
+                                             int64_t nseq, const rt_khstu_cfg *c, const float *rab,
+                                             const float *p, const float *dout, float *da,
+                                             float *dv, float *drab)
+{
+    (void)d;
+    rt_kstatus st = rt_kcpu_attn_pv_bwd(p, v, dout, offsets, nseq, c, da, dv);
+    if (st == RT_K_OK) st = rt_kcpu_relpos_bias_bwd(da, offsets, nseq, c, rab, drab);
+    return st;
+}
+
 static rt_kstatus rt_xcpu_hstu_bwd(rt_xdev *d, const float *q, const float *k, const float *v,
                                    const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
                                    const float *rab, const float *dout, float *dq, float *dk,
@@ -448,6 +499,10 @@ const rt_xdev_ops rt_xdev_cpu = {
     .dcn_cross_fwd = rt_xcpu_dcn_fwd,
     .dcn_cross_bwd = rt_xcpu_dcn_bwd,
     .hstu_attn_fwd = rt_xcpu_hstu_fwd,
+    .attn_unfused_fwd = rt_xcpu_attn_unfused_fwd,
+    .attn_unfused_bwd = rt_xcpu_attn_unfused_bwd,
+    .relpos_unfused_fwd = rt_xcpu_relpos_unfused_fwd,
+    .relpos_unfused_bwd = rt_xcpu_relpos_unfused_bwd,
     .hstu_attn_bwd = rt_xcpu_hstu_bwd,
     .bce_logits = rt_xcpu_bce,
     .sampled_softmax = rt_xcpu_softmax,

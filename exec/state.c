@@ -75,20 +75,22 @@ void rt_xexec_count_peers(rt_xexec *x, int op, const size_t *send, const size_t 
     m->seen = 1;
 }
 
-/* plan.attention unfused prices separate attention kernels; exec's dense net has only the
- * fused one (kernels hstu_attn_*, relpos_attn_*), so running it would measure the other
- * variant than the one predicted. */
-static int refuse_unfused_attention(const rt_scenario *s)
+/* plan.attention unfused runs HSTU and FuXi blocks as separate kernels over materialized
+ * scores (kernels/cpu/attention_unfused.c). The CUDA backend has only the fused kernels, so
+ * running it there would measure the other variant than the one predicted: refused, located. */
+static int refuse_unfused_attention(const rt_xexec *x)
 {
-    if (s->plan.attention != RT_ATTN_UNFUSED) return 0;
+    const rt_scenario *s = x->s;
+    if (s->plan.attention != RT_ATTN_UNFUSED || x->dev->ops->attn_unfused_fwd) return 0;
     for (int l = 0; l < s->model.n_layers; l++) {
         rt_layer_kind k = s->model.layers[l].kind;
         if (k != RT_LAYER_HSTU && k != RT_LAYER_FUXI) continue;
         struct fy_node *at = fy_node_mapping_lookup_by_string(s->plan.node, "attention", FY_NT);
         rt_cfg_error(s->plan.cfg, at,
-                     "attention unfused (separate scores, SiLU and scores x V kernels) is not "
-                     "executed by rectwin-exec, whose attention is one fused kernel (rectwin sim "
-                     "prices it); allowed: attention fused");
+                     "attention unfused is not executed by rectwin-exec on device %s (fused "
+                     "attention kernels only; rectwin sim prices it); allowed: attention fused, "
+                     "or unfused on device cpu",
+                     x->dev->ops->name);
         return -1;
     }
     return 0;
@@ -98,7 +100,7 @@ static int refuse_unfused_attention(const rt_scenario *s)
 static int check_executable(const rt_xexec *x, FILE *err)
 {
     const rt_scenario *s = x->s;
-    if (rt_xaccum_check(s, err) || refuse_unfused_attention(s)) return -1;
+    if (rt_xaccum_check(s, err) || refuse_unfused_attention(x)) return -1;
     for (int o = 0; o < x->g->n_ops; o++)
         if (x->g->ops[o].role == RT_ROLE_NONE) {
             fprintf(err,
@@ -179,7 +181,11 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
     if (rt_xemb_setup(x, err)) return -1;
     const rt_training *tr = &s->model.training;
     rt_dnet_opt opt = {tr->dense_optimizer == RT_OPT_ADAM ? RT_KOPT_ADAM : RT_KOPT_SGD,
-                       (float)tr->dense_lr, (float)tr->beta1, (float)tr->beta2, (float)tr->eps};
+                       (float)tr->dense_lr,
+                       (float)tr->beta1,
+                       (float)tr->beta2,
+                       (float)tr->eps,
+                       s->plan.attention == RT_ATTN_UNFUSED};
     int64_t max_tokens = 0;
     for (int t = 0; t < s->model.n_tables; t++)
         if (s->model.tables[t].sequence) {

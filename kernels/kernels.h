@@ -346,6 +346,36 @@ rt_kstatus rt_kcpu_hstu_attn_bwd(const float *q, const float *k, const float *v,
                                  const float *rab, const float *dout, float *dq, float *dk,
                                  float *dv, float *drab);
 
+/* Unfused HSTU attention (plan.attention unfused): the fused kernels' math as separate passes
+ * over a materialized score buffer S of rt_kcpu_attn_pairs floats (heads x the samples' causal
+ * pairs: sample-major, then head, then packed rows i >= j). Forward: scores (S = alpha q.k +
+ * rab), silu (A = silu(S) inv_n, pointwise over n floats), pv (out = A v). Backward: pv_bwd
+ * (dA = dout.v, dv = A^T dout), silu_bwd (dS = dA inv_n silu'(S); ds may be da), scores_bwd
+ * (dq, dk, and drab overwritten when not NULL). Equal to hstu_attn_* up to float rounding. */
+rt_kstatus rt_kcpu_attn_pairs(const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                              int64_t *n);
+rt_kstatus rt_kcpu_attn_scores(const float *q, const float *k, const int64_t *offsets, int64_t nseq,
+                               const rt_khstu_cfg *c, const float *rab, float *s);
+rt_kstatus rt_kcpu_attn_silu(const float *s, int64_t n, float inv_n, float *a);
+rt_kstatus rt_kcpu_attn_pv(const float *a, const float *v, const int64_t *offsets, int64_t nseq,
+                           const rt_khstu_cfg *c, float *out);
+rt_kstatus rt_kcpu_attn_pv_bwd(const float *a, const float *v, const float *dout,
+                               const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                               float *da, float *dv);
+rt_kstatus rt_kcpu_attn_silu_bwd(const float *s, const float *da, int64_t n, float inv_n,
+                                 float *ds);
+rt_kstatus rt_kcpu_attn_scores_bwd(const float *q, const float *k, const float *ds,
+                                   const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                   float *dq, float *dk, float *drab);
+/* FuXi's position and time channels unfused (relpos_attn_*): relpos_weights writes the score
+ * buffer's SiLU output P = silu(rab[h][min(i - j, nbias - 1)]) inv_n directly (no q.k);
+ * attn_pv and attn_pv_bwd apply it; relpos_bias_bwd reduces pv_bwd's dA into drab
+ * (required, overwritten). */
+rt_kstatus rt_kcpu_relpos_weights(const int64_t *offsets, int64_t nseq, const rt_khstu_cfg *c,
+                                  const float *rab, float *p);
+rt_kstatus rt_kcpu_relpos_bias_bwd(const float *da, const int64_t *offsets, int64_t nseq,
+                                   const rt_khstu_cfg *c, const float *rab, float *drab);
+
 /* ---- dense optimizer ------------------------------------------------------------------- */
 
 /* y[i] += a * x[i]. */

@@ -229,7 +229,7 @@ static double iterate(rt_dnet *n, const rt_model *m, const rt_dnet_batch *b)
     return loss;
 }
 
-static const rt_dnet_opt sgd = {RT_KOPT_SGD, 0.1f, 0, 0, 0};
+static const rt_dnet_opt sgd = {RT_KOPT_SGD, 0.1f, 0, 0, 0, 0};
 
 /* ---- (1) gradient check ---------------------------------------------------------------- */
 
@@ -435,13 +435,13 @@ static void train_planted(const char *text, rt_dnet_opt opt)
 static void test_train_dlrm_adam(void **state)
 {
     (void)state;
-    train_planted(dlrm_text, (rt_dnet_opt){RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f});
+    train_planted(dlrm_text, (rt_dnet_opt){RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f, 0});
 }
 
 static void test_train_dcn_sgd(void **state)
 {
     (void)state;
-    train_planted(dcn_text, (rt_dnet_opt){RT_KOPT_SGD, 0.5f, 0, 0, 0});
+    train_planted(dcn_text, (rt_dnet_opt){RT_KOPT_SGD, 0.5f, 0, 0, 0, 0});
 }
 
 /* ---- (3) deterministic initialization -------------------------------------------------- */
@@ -878,7 +878,7 @@ static void test_gr_grow(void **state)
     const int short_lens[] = {2, 1};
     seq_make(&d, &m, short_lens, 2, 21, 1.0, &small);
     seq_make(&d, &m, gr_lens, GR_B, 22, 1.0, &big);
-    const rt_dnet_opt adam = {RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f};
+    const rt_dnet_opt adam = {RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f, 0};
     rt_dnet *a = rt_dnet_new(&m, &d, GR_B, big.tokens, 4, adam, stderr);
     rt_dnet *b = rt_dnet_new(&m, &d, GR_B, small.tokens, 4, adam, stderr);
     assert_non_null(a);
@@ -947,7 +947,7 @@ static void train_gr(const char *text)
                                  RT_XCOPY_H2D),
                      0);
     rt_dnet *n = rt_dnet_new(&m, &d, B, x.tokens, 9,
-                             (rt_dnet_opt){RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f}, stderr);
+                             (rt_dnet_opt){RT_KOPT_ADAM, 1e-2f, 0.9f, 0.999f, 1e-8f, 0}, stderr);
     assert_non_null(n);
     rt_dnet_batch b = seq_batch(&x, B);
     double first = 0, last = 0;

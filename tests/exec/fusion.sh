@@ -44,13 +44,4 @@ one_step sparse --set plan.fusion=sparse
 py=$(dirname "$0")/semantics.py
 python3 "$py" "$TMP/unset" "$TMP/none" bitwise || fail "per-feature lookups differ from unset"
 python3 "$py" "$TMP/unset" "$TMP/sparse" bitwise || fail "the fused gather differs from unset"
-# plan.attention unfused (seed 000) is priced by rectwin sim only: exec refuses it, located.
-if "${MPIRUN[@]}" "$EXEC" "$SRC/tests/data/exec-tiny-hstu.yaml" --quiet --out "$TMP/attn" \
-  --set plan.attention=unfused >"$TMP/attn.log" 2>&1; then
-  fail "attention unfused ran"
-fi
-grep -q "key 'plan.attention': attention unfused .*allowed: attention fused" "$TMP/attn.log" || {
-  cat "$TMP/attn.log"
-  fail "attention unfused: no located refusal"
-}
 echo "fusion: passed"
