@@ -8,12 +8,12 @@ set encoding utf8
 
 set title 'Timeline (ranks 0-1 of 64): dlrm-criteo (plan flat), engine simgrid, topology dgx-h100, 8 nodes, 64 ranks' font 'Sans,11'
 set xlabel 'time from the start of the iteration (ms)'
-set xrange [0:3.14271501]
-set yrange [5.5:-0.5]
-set ytics scale 0 ('rank 0 compute' 0, 'rank 0 comm' 1, 'rank 0 copy' 2, 'rank 1 compute' 3, 'rank 1 comm' 4, 'rank 1 copy' 5)
+set xrange [0:3.13670305]
+set yrange [7.5:-0.5]
+set ytics scale 0 ('rank 0 compute' 0, 'rank 0 comm' 1, 'rank 0 sync_comm' 2, 'rank 0 copy' 3, 'rank 1 compute' 4, 'rank 1 comm' 5, 'rank 1 sync_comm' 6, 'rank 1 copy' 7)
 set grid xtics lc rgb '#dddddd'
 set mxtics
-set arrow from graph 0, first 2.5 to graph 1, first 2.5 nohead lc rgb '#999999' dt 2
+set arrow from graph 0, first 3.5 to graph 1, first 3.5 nohead lc rgb '#999999' dt 2
 set key outside right top title 'phase'
 set style fill solid 1.0 noborder
 plot \
