@@ -130,6 +130,7 @@ static void growth_keeps_every_row(void **state)
         check_all(sh, &ref);
         free(done), free(keys), free(ids);
         rt_feature_batches_free(b, n_tables);
+        free(b);
     }
     /* About 10% of 40 x 64 x 4 IDs were new: the 500 keys in 1024 slots at load 0.5 passed
      * 512 and 1024 keys, so the key structure doubled twice. */
