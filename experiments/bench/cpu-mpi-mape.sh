@@ -6,12 +6,10 @@
 #
 # usage: experiments/bench/cpu-mpi-mape.sh                     # the committed runs under
 #                                                              # experiments/measurements/cpu/validation:
-#                                                              # the analytic predictions (pred/) and the
-#                                                              # simgrid ones with node.cores 2
-#                                                              # (pred-simgrid-cores2/)
+#                                                              # four predictions (below) of each case
 #        experiments/bench/cpu-mpi-mape.sh --repredict [BUILD_DIR]
-#                                                              # predict again (deterministic, both
-#                                                              # variants) against the committed
+#                                                              # predict again (deterministic, all four,
+#                                                              # about 2 minutes) against the committed
 #                                                              # measurements, in a temp copy
 #        experiments/bench/cpu-mpi-mape.sh --rerun [BUILD_DIR] # predict and measure again (3 runs
 #                                                              # per case, ~15 min on 2 cores) into a
@@ -20,24 +18,35 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 V=$root/experiments/measurements/cpu/validation
 figures() { grep -i 'mape\|noise\|predictions:'; }
-# The measured machine had 2 cores (nproc on the development machine, cpu-mpi.md).
-CORES=(--engine simgrid --cores 2 --pred pred-simgrid-cores2)
+# The four predictions cpu-mpi.md compares: the analytic engine on the N-rank curves, the
+# simgrid engine with the measured machine's 2 shared cores (nproc on the development machine)
+# on the 1-rank curves, each on the first batch only or on every batch rectwin-exec timed.
+variants=("--pred pred" "--engine simgrid --cores 2 --pred pred-simgrid-cores2"
+  "--batches --pred pred-batches" "--batches --engine simgrid --cores 2 --pred pred-batches-simgrid-cores2")
+B=${2:-$root/build/release}
 case "${1:-}" in
   --rerun)
     out=$(mktemp -d)
     echo "raw results: $out" >&2
-    "$root/experiments/validation/cpu-mpi.sh" "${2:-$root/build/release}" "$out" 3 | figures
-    "$root/experiments/validation/cpu-mpi.sh" "${CORES[@]}" --predict-only "${2:-$root/build/release}" "$out" 2>/dev/null | figures
+    "$root/experiments/validation/cpu-mpi.sh" "$B" "$out" 3 | figures
+    for v in "${variants[@]:1}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
+    done
     ;;
   --repredict)
     out=$(mktemp -d)
     cp -r "$V/." "$out"
     echo "raw results: $out" >&2
-    "$root/experiments/validation/cpu-mpi.sh" --predict-only "${2:-$root/build/release}" "$out" 2>/dev/null | figures
-    "$root/experiments/validation/cpu-mpi.sh" "${CORES[@]}" --predict-only "${2:-$root/build/release}" "$out" 2>/dev/null | figures
+    for v in "${variants[@]}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
+    done
     ;;
   *)
-    "$root/experiments/validation/cpu-mpi.sh" "$root/build/release" "$V" 0 | figures
-    "$root/experiments/validation/cpu-mpi.sh" "${CORES[@]}" "$root/build/release" "$V" 0 | figures
+    for v in "${variants[@]}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$V" 0 | figures
+    done
     ;;
 esac

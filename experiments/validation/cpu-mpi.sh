@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Predicted (analytic engine on the calibrated topologies/localhost-cpu.yaml) against measured
+# Predicted (analytic engine, or --engine, on the calibrated topologies/localhost-cpu.yaml) against measured
 # (rectwin-exec, CPU device + MPI comm) per phase, for DLRM, DCN and HSTU, every executable
 # plan, at 1, 2 and 4 ranks on this machine; prints one table and the MAPE figures that
 # experiments/validation/cpu-mpi.md quotes.
