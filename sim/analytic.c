@@ -233,6 +233,8 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
         rt_json_string(&j, "host", t->calib->host);
         rt_json_string(&j, "device", t->calib->device);
         rt_json_int(&j, "run_ranks", run->ranks);
+        /* node.cores (>= devices here): kernels on the 1-rank run, kernel_model.c */
+        if (t->node.cores > 0) rt_json_int(&j, "kernel_run_ranks", 1);
         rt_json_number(&j, "dispatch_s", run->dispatch_s);
         rt_json_number(&j, "host_per_iteration_s", run->host_per_iteration_s);
         rt_json_end_object(&j);

@@ -98,6 +98,11 @@ int rt_kernel_time(const rt_scenario *s, const rt_graph *g, int op, int rep, dou
     const rt_op_cost *c = rt_graph_cost(g, op, rep);
     if (!t->calib || o->kernel == RT_K_H2D) return rt_analytic_kernel_time(t, o, c, out, why);
     const rt_calib_run *run = kernel_run(t);
+    if (t->node.cores > 0 && run->ranks != 1) {
+        *why = "node.cores prices kernels at the rate of one rank alone, and the calibration has "
+               "no 1-rank run; allowed: recalibrate with --ranks 1,..., or no node.cores";
+        return -1;
+    }
     double total = 0, launches = 0;
     if (c->n_pieces > 0) {
         for (int i = 0; i < c->n_pieces; i++) {

@@ -220,6 +220,32 @@ static void cores_price_kernels_alone(void **state)
     }
     close_to(got[0], flops / (100e9 * 0.5) + 2 * 1e-6);
     close_to(got[1], flops / 1e10 + 2 * 1e-6);
+
+    /* Without a 1-rank run there is no alone rate: refused, not priced on a shared curve. */
+    char topo2[400], t2[420], line[1024];
+    snprintf(topo2, sizeof topo2, "%s/no-alone.yaml", dir);
+    FILE *in = fopen(topo, "r"), *out = fopen(topo2, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    int skip = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (strstr(line, "- ranks: 1")) skip = 1;
+        if (strstr(line, "- ranks: 2")) skip = 0;
+        if (!skip) fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+    snprintf(t2, sizeof t2, "topology.file=%s", topo2);
+    const char *sets[] = {t2, "topology.nodes=2", "workload.mode=exact", "topology.node.cores=2"};
+    rt_pipeline p;
+    if (rt_pipeline_run(&p, RT_SOURCE_DIR "/tests/data/exec-tiny.yaml", sets, 4, stderr))
+        fail_msg("pipeline failed");
+    int bottom = must_find_op(p.graph, "dense.fwd", "bottom");
+    const char *why = NULL;
+    double x;
+    assert_int_equal(rt_kernel_time(p.scenario, p.graph, bottom, 0, &x, &why), -1);
+    assert_non_null(strstr(why, "no 1-rank run"));
+    rt_pipeline_free(&p);
 }
 
 static void windows_collectives_and_one_rank(void **state)
