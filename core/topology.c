@@ -1,5 +1,6 @@
 #include "topology.h"
 
+#include <libfyaml.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +17,9 @@ static const char *const top_keys[] = {"name",      "source",     "device",  "no
 static const char *const device_keys[] = {
     "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
-static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw",  "scale_up_latency",
-                                        "nvls",    "host_bw",  "host_latency", NULL};
+static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
+                                        "scale_up_latency", "nvls",     "host_bw",
+                                        "host_latency",     "cores",    NULL};
 static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "nic_latency",
                                        "rail_optimized",   "levels",         "radix",
                                        "oversubscription", "switch_latency", NULL};
@@ -61,7 +63,7 @@ static int parse_device(struct rt_cfg *c, struct fy_node *d, rt_device_spec *dev
 
 static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, int req)
 {
-    int64_t devices = node->devices;
+    int64_t devices = node->devices, cores = node->cores;
     int kind = node->scale_up;
     if (rt_cfg_check_keys(c, n, node_keys) ||
         rt_cfg_get_int(c, n, "devices", req, 1, 4096, &devices) < 0 ||
@@ -74,6 +76,13 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
         rt_cfg_get_unit(c, n, "host_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &node->host_bw) < 0 ||
         rt_cfg_get_unit(c, n, "host_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->host_latency) < 0)
         return -1;
+    int has_cores = rt_cfg_get_int(c, n, "cores", 0, 1, 1 << 20, &cores);
+    if (has_cores < 0) return -1;
+    if (has_cores == 0) {
+        node->cores_cfg = c;
+        node->cores_at = fy_node_mapping_lookup_by_string(n, "cores", FY_NT);
+    }
+    node->cores = (int)cores;
     node->devices = (int)devices;
     node->scale_up = (rt_scaleup_kind)kind;
     return 0;

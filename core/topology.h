@@ -35,6 +35,12 @@ typedef struct rt_node_spec {
     int nvls;                /* NVSwitch in-network reduction available */
     double host_bw;          /* PCIe per device, per direction */
     double host_latency;
+    /* `cores`: host cores the node's devices compute on when they are CPU ranks (rectwin-exec's
+     * cpu device); 0 when absent: every device computes on its own. CORES_CFG/CORES_AT locate
+     * where it was given (the file or a scenario override), for engines that refuse it. */
+    int cores;
+    struct rt_cfg *cores_cfg;
+    struct fy_node *cores_at;
 } rt_node_spec;
 
 typedef struct rt_scale_out {

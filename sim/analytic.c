@@ -12,6 +12,7 @@
 
 #include "analytic.h"
 #include "calib.h"
+#include "cfg.h"
 #include "collective_model.h"
 #include "collective_policy.h"
 #include "engine.h"
@@ -232,6 +233,8 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
         rt_json_string(&j, "host", t->calib->host);
         rt_json_string(&j, "device", t->calib->device);
         rt_json_int(&j, "run_ranks", run->ranks);
+        /* node.cores (>= devices here): kernels on the 1-rank run, kernel_model.c */
+        if (t->node.cores > 0) rt_json_int(&j, "kernel_run_ranks", 1);
         rt_json_number(&j, "dispatch_s", run->dispatch_s);
         rt_json_number(&j, "host_per_iteration_s", run->host_per_iteration_s);
         rt_json_end_object(&j);
@@ -268,10 +271,34 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
     return buf;
 }
 
+/* `node.cores` below the node's devices: ranks take turns on the cores, and how fast an op runs
+ * depends on how many of its node's ranks compute at that moment (a rank waiting in an MPI
+ * collective yields its core: experiments/measurements/cpu/core-sharing/). A closed-form queue
+ * per rank cannot see that; a static "devices / cores times slower" would charge every op the
+ * worst case that the measurement shows does not hold, so the engine refuses. */
+static int check_cores(const rt_topology *t, FILE *err)
+{
+    const rt_node_spec *n = &t->node;
+    if (n->cores <= 0 || n->cores >= n->devices) return 0;
+    static const char what[] =
+        "%d host cores for %d devices per node: the analytic engine cannot share cores among "
+        "ranks over time; allowed: --engine simgrid (simulates the sharing), node.cores >= "
+        "node.devices, or no node.cores (each rank priced on the curve measured with all ranks "
+        "running)";
+    if (n->cores_cfg && n->cores_at)
+        rt_cfg_error(n->cores_cfg, n->cores_at, what, n->cores, n->devices);
+    else {
+        fprintf(err, "analytic: topology node.cores: ");
+        fprintf(err, what, n->cores, n->devices);
+        fputc('\n', err);
+    }
+    return -1;
+}
+
 static int analytic_run(const rt_scenario *scn, const rt_graph *g, rt_result *r, FILE *err)
 {
     const rt_topology *t = &scn->topology;
-    if (check_inputs(t, g, err) < 0) return -1;
+    if (check_cores(t, err) < 0 || check_inputs(t, g, err) < 0) return -1;
     sched s;
     if (sched_init(&s, scn, g->n_reps) < 0) {
         fprintf(err, "analytic: out of memory\n");

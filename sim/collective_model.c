@@ -120,6 +120,7 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
     if (rt_coll_algo_check(t, c->kind, c->algo, &sh, why) < 0) return -1;
     o->latency_s = o->transfer_s = 0;
     o->proto = -1;
+    o->measured = 0;
     if (t->calib) {
         /* A one-rank collective moves nothing and calls no peer. */
         double measured = sh.size > 1 ? calibrated_time(t, c) : 0.0;
@@ -128,6 +129,7 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
             double f[3];
             rt_coll_fault_factors(t, c->group, c->rank, &sh, f);
             o->transfer_s = o->total_s = measured / fmin(f[0], fmin(f[1], f[2]));
+            o->measured = 1;
             return 0;
         }
     }

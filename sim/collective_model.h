@@ -35,7 +35,8 @@ typedef struct rt_coll_time {
     double latency_s;  /* base + per-hop latencies */
     double transfer_s; /* bandwidth term */
     double total_s;
-    int proto; /* the rt_proto chosen when the topology has `protocols:`, else -1 */
+    int proto;    /* the rt_proto chosen when the topology has `protocols:`, else -1 */
+    int measured; /* 1: total_s is the calibration's measured time, which has no links */
 } rt_coll_time;
 
 void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_shape *out);

@@ -3,7 +3,9 @@
  * runner adds around each op on top of it (its timing marks and the call), added once per
  * launch. Curves are taken from the run measured with the scenario's rank count on the
  * machine (core/calib.h rt_calib_run_for), so ranks sharing cores or memory bandwidth are in
- * the figures rather than in a factor. */
+ * the figures rather than in a factor; except with the topology's `node.cores`, where the
+ * engine shares the cores itself (sim/simgrid_cores.c) and a kernel is priced at the rate of
+ * one rank alone on one core: the run measured with 1 rank. */
 #include "kernel_model.h"
 
 #include <math.h>
@@ -11,6 +13,11 @@
 #include "analytic.h"
 #include "calib.h"
 #include "workload.h"
+
+static const rt_calib_run *kernel_run(const rt_topology *t)
+{
+    return rt_calib_run_for(t->calib, t->node.cores > 0 ? 1 : rt_topology_ranks(t));
+}
 
 static double roofline_flops(const rt_topology *t, rt_dtype dt, double flops)
 {
@@ -22,7 +29,7 @@ static double roofline_flops(const rt_topology *t, rt_dtype dt, double flops)
 double rt_kernel_piece_time(const rt_scenario *s, rt_dtype dtype, const rt_piece *p)
 {
     const rt_topology *t = &s->topology;
-    const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
+    const rt_calib_run *run = kernel_run(t);
     const rt_gemm_table *gt;
     const rt_curve *c;
     switch (p->kind) {
@@ -90,7 +97,12 @@ int rt_kernel_time(const rt_scenario *s, const rt_graph *g, int op, int rep, dou
     const rt_op *o = &g->ops[op];
     const rt_op_cost *c = rt_graph_cost(g, op, rep);
     if (!t->calib || o->kernel == RT_K_H2D) return rt_analytic_kernel_time(t, o, c, out, why);
-    const rt_calib_run *run = rt_calib_run_for(t->calib, rt_topology_ranks(t));
+    const rt_calib_run *run = kernel_run(t);
+    if (t->node.cores > 0 && run->ranks != 1) {
+        *why = "node.cores prices kernels at the rate of one rank alone, and the calibration has "
+               "no 1-rank run; allowed: recalibrate with --ranks 1,..., or no node.cores";
+        return -1;
+    }
     double total = 0, launches = 0;
     if (c->n_pieces > 0) {
         for (int i = 0; i < c->n_pieces; i++) {

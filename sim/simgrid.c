@@ -253,6 +253,17 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
     rt_json_number(&j, "simulated_time_s", o->sim_time);
     rt_json_string(&j, "kernel_model",
                    "max(flops/(peak*eff_flops), bytes/(hbm_bw*eff_hbm)) + launch");
+    if (t->calib)
+        rt_json_string(&j, "calibration",
+                       "kernels: each launch on its measured curve + dispatch (kernel_model.c); "
+                       "a collective with a measured curve lasts its measured time, no flows");
+    if (t->node.cores > 0) {
+        rt_json_int(&j, "host_cores", t->node.cores);
+        rt_json_string(&j, "core_sharing",
+                       "kernels execute on their node's shared host cores (simgrid_cores.c), "
+                       "priced at one rank alone (the 1-rank calibration run); a rank waiting "
+                       "in a collective takes no core");
+    }
     rt_json_string(&j, "link_latency",
                    "the topology's, simulated on the platform's links (as rectwin platform "
                    "writes them); the network model weights a flow's share of a link by its "

@@ -44,6 +44,7 @@ typedef struct rt_platform {
     double *bw;       /* [duplex link] bytes/s per direction */
     double *lat;      /* [duplex link] seconds */
     double gpu_speed; /* FLOP/s written on device hosts (kernels are timed by the engine) */
+    int cores;        /* node.cores: cores of each node's cpu host (0: absent, one core) */
 } rt_platform;
 
 /* The largest platform XML rectwin writes (rt_platform_xml_bytes): SimGrid keeps several times

@@ -21,6 +21,7 @@
 
 #include "collective_model.h"
 #include "simgrid_collectives.h"
+#include "simgrid_cores.h"
 
 /* Every SimGrid call that can report failure goes through this: a NULL handle or a
  * non-zero status ends the simulation process with the call named in the message. */
@@ -47,6 +48,7 @@ typedef struct sim {
     int *ops_of[RT_STREAM_COUNT];
     int n_ops_of[RT_STREAM_COUNT];
     rt_sg_flowset flows; /* scratch: filled and copied out without yielding */
+    rt_sg_cores cores;   /* kernels on shared host cores (node.cores) */
 } sim;
 
 typedef struct rank_actor {
@@ -384,6 +386,12 @@ static void run_collective(sim *S, int op, int rank)
                           .recv = c->recv};
     rt_coll_time ct;
     if (rt_coll_model_time(job->t, &model, &ct, &why) < 0) sim_fail(S, why);
+    /* A calibrated curve (the topology's `calibration:`) has no links to load: the instance
+     * lasts the time measured on the machine, as in the analytic engine. */
+    if (ct.measured) {
+        sg_actor_sleep_for(ct.total_s);
+        return;
+    }
     /* LL moves 8 payload bytes per 16-byte store, LL128 120 per 128: what the wire carries. */
     if (ct.proto >= 0) call.wire = 1 / job->t->coll.proto[ct.proto].bandwidth;
     int rounds = 1;
@@ -464,7 +472,8 @@ static void rank_main(int argc, char **argv)
             if (o->kernel == RT_K_H2D)
                 host_copy(S, op, ra->rank);
             else
-                sg_actor_sleep_for(S->job->kernel_s[at(S, op, ra->rank)]);
+                RT_SG_CHECK(S, rt_sg_cores_kernel(&S->cores, ra->rank,
+                                                  S->job->kernel_s[at(S, op, ra->rank)]) == 0);
             record(S, op, ra->rank, start, simgrid_get_clock());
         }
         mark_done(S, ra->rank, op);
@@ -509,6 +518,7 @@ static void sim_free(sim *S, rank_actor *actors)
     for (int st = 0; st < RT_STREAM_COUNT; st++)
         free(S->ops_of[st]);
     rt_sg_flowset_free(&S->flows);
+    rt_sg_cores_free(&S->cores, S->world);
     free(actors);
 }
 
@@ -579,6 +589,7 @@ int rt_sg_simulate(const rt_sg_job *job)
     simgrid_init(&argc, argv);
     simgrid_load_platform(job->platform_path);
     find_hosts(&S);
+    RT_SG_CHECK(&S, rt_sg_cores_init(&S.cores, job->t, job->p, S.hosts) == 0);
     rank_actor *actors = calloc((size_t)S.world * RT_STREAM_COUNT, sizeof(rank_actor));
     if (!actors) sim_fail(&S, "out of memory");
     start_ranks(&S, actors);

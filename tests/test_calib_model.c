@@ -195,6 +195,59 @@ static void kernel_time_is_the_sum_of_launches(void **state)
     rt_pipeline_free(&p);
 }
 
+/* `node.cores` (the engine shares the host cores itself, sim/simgrid_cores.c): a kernel is
+ * priced at the rate of one rank alone, the run measured with 1 rank, whatever the scenario's
+ * rank count. The 2-rank run above has no GEMM grid, so without the key the bottom MLP of a
+ * 2-rank scenario falls back to the roofline (localhost-cpu: 100 GFLOP/s x 0.5). */
+static void cores_price_kernels_alone(void **state)
+{
+    (void)state;
+    char t[400];
+    snprintf(t, sizeof t, "topology.file=%s", topo);
+    double flops = 2.0 * 32 * (5 * 16 + 16 * 8), got[2];
+    for (int cores = 0; cores < 2; cores++) {
+        const char *sets[] = {t, "topology.nodes=2", "workload.mode=exact",
+                              "topology.node.cores=2"};
+        rt_pipeline p;
+        if (rt_pipeline_run(&p, RT_SOURCE_DIR "/tests/data/exec-tiny.yaml", sets, 3 + cores,
+                            stderr))
+            fail_msg("pipeline failed");
+        assert_int_equal(p.scenario->topology.node.cores, cores ? 2 : 0);
+        int bottom = must_find_op(p.graph, "dense.fwd", "bottom");
+        const char *why = NULL;
+        assert_int_equal(rt_kernel_time(p.scenario, p.graph, bottom, 0, &got[cores], &why), 0);
+        rt_pipeline_free(&p);
+    }
+    close_to(got[0], flops / (100e9 * 0.5) + 2 * 1e-6);
+    close_to(got[1], flops / 1e10 + 2 * 1e-6);
+
+    /* Without a 1-rank run there is no alone rate: refused, not priced on a shared curve. */
+    char topo2[400], t2[420], line[1024];
+    snprintf(topo2, sizeof topo2, "%s/no-alone.yaml", dir);
+    FILE *in = fopen(topo, "r"), *out = fopen(topo2, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    int skip = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (strstr(line, "- ranks: 1")) skip = 1;
+        if (strstr(line, "- ranks: 2")) skip = 0;
+        if (!skip) fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+    snprintf(t2, sizeof t2, "topology.file=%s", topo2);
+    const char *sets[] = {t2, "topology.nodes=2", "workload.mode=exact", "topology.node.cores=2"};
+    rt_pipeline p;
+    if (rt_pipeline_run(&p, RT_SOURCE_DIR "/tests/data/exec-tiny.yaml", sets, 4, stderr))
+        fail_msg("pipeline failed");
+    int bottom = must_find_op(p.graph, "dense.fwd", "bottom");
+    const char *why = NULL;
+    double x;
+    assert_int_equal(rt_kernel_time(p.scenario, p.graph, bottom, 0, &x, &why), -1);
+    assert_non_null(strstr(why, "no 1-rank run"));
+    rt_pipeline_free(&p);
+}
+
 static void windows_collectives_and_one_rank(void **state)
 {
     (void)state;
@@ -228,6 +281,7 @@ int main(void)
         cmocka_unit_test(mlp_pieces_by_hand),
         cmocka_unit_test(attention_backward_is_not_twice_forward),
         cmocka_unit_test(kernel_time_is_the_sum_of_launches),
+        cmocka_unit_test(cores_price_kernels_alone),
         cmocka_unit_test(windows_collectives_and_one_rank),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

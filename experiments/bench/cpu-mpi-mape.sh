@@ -1,21 +1,52 @@
 #!/usr/bin/env bash
 # The CPU + MPI validation figures of issue 9 (experiments/validation/cpu-mpi.md): iteration-time
-# MAPE (dev = DLRM flat, held out = every other case, all), per-phase MAPE and the machine's
-# noise, printed by experiments/validation/cpu-mpi.sh from the prediction and the rectwin-exec
-# runs of each case.
+# MAPE (dev = DLRM flat, held out = every other case, all; by rank count and model), per-phase
+# MAPE and the machine's noise, printed by experiments/validation/cpu-mpi.sh from the prediction
+# and the rectwin-exec runs of each case.
 #
 # usage: experiments/bench/cpu-mpi-mape.sh                     # the committed runs under
-#                                                              # experiments/measurements/cpu/validation
+#                                                              # experiments/measurements/cpu/validation:
+#                                                              # four predictions (below) of each case
+#        experiments/bench/cpu-mpi-mape.sh --repredict [BUILD_DIR]
+#                                                              # predict again (deterministic, all four,
+#                                                              # about 2 minutes) against the committed
+#                                                              # measurements, in a temp copy
 #        experiments/bench/cpu-mpi-mape.sh --rerun [BUILD_DIR] # predict and measure again (3 runs
 #                                                              # per case, ~15 min on 2 cores) into a
 #                                                              # temp dir, then print the same figures
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-if [ "${1:-}" = --rerun ]; then
-  out=$(mktemp -d)
-  echo "raw results: $out" >&2
-  "$root/experiments/validation/cpu-mpi.sh" "${2:-$root/build/release}" "$out" 3 | grep -i 'mape\|noise'
-else
-  "$root/experiments/validation/cpu-mpi.sh" "$root/build/release" \
-    "$root/experiments/measurements/cpu/validation" 0 | grep -i 'mape\|noise'
-fi
+V=$root/experiments/measurements/cpu/validation
+figures() { grep -i 'mape\|noise\|predictions:'; }
+# The four predictions cpu-mpi.md compares: the analytic engine on the N-rank curves, the
+# simgrid engine with the measured machine's 2 shared cores (nproc on the development machine)
+# on the 1-rank curves, each on the first batch only or on every batch rectwin-exec timed.
+variants=("--pred pred" "--engine simgrid --cores 2 --pred pred-simgrid-cores2"
+  "--batches --pred pred-batches" "--batches --engine simgrid --cores 2 --pred pred-batches-simgrid-cores2")
+B=${2:-$root/build/release}
+case "${1:-}" in
+  --rerun)
+    out=$(mktemp -d)
+    echo "raw results: $out" >&2
+    "$root/experiments/validation/cpu-mpi.sh" "$B" "$out" 3 | figures
+    for v in "${variants[@]:1}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
+    done
+    ;;
+  --repredict)
+    out=$(mktemp -d)
+    cp -r "$V/." "$out"
+    echo "raw results: $out" >&2
+    for v in "${variants[@]}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
+    done
+    ;;
+  *)
+    for v in "${variants[@]}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$V" 0 | figures
+    done
+    ;;
+esac

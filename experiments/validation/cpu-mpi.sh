@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# Predicted (analytic engine on the calibrated topologies/localhost-cpu.yaml) against measured
+# Predicted (analytic engine, or --engine, on the calibrated topologies/localhost-cpu.yaml) against measured
 # (rectwin-exec, CPU device + MPI comm) per phase, for DLRM, DCN and HSTU, every executable
 # plan, at 1, 2 and 4 ranks on this machine; prints one table and the MAPE figures that
 # experiments/validation/cpu-mpi.md quotes.
 #
-# usage: experiments/validation/cpu-mpi.sh [BUILD_DIR] [OUT_DIR] [REPEATS]
+# usage: experiments/validation/cpu-mpi.sh [OPTIONS] [BUILD_DIR] [OUT_DIR] [REPEATS]
 #   BUILD_DIR  where rectwin and rectwin-exec are (default build/release)
 #   OUT_DIR    raw results: <case>/{pred,meas-N}/summary.json, ops.csv (default: a temp dir)
 #   REPEATS    exec runs per case (default 3): the measurement is the run of median iteration
 #              time; the spread of the repeats ((max - min) / median) is the machine's noise;
 #              0: run nothing, only print the table of OUT_DIR's results (for instance the
 #              committed experiments/measurements/cpu/validation)
+#   --engine E       engine of the predictions (default analytic)
+#   --cores N        predict the machine as it is: one node whose RANKS devices share N host cores
+#                    (--set topology.nodes=1 topology.node.devices=RANKS topology.node.cores=N;
+#                    N < RANKS needs --engine simgrid). Without it each rank is a node of its own
+#                    and its kernels are priced on the curve measured with RANKS ranks running.
+#                    The measurement's sets are unchanged (rectwin-exec only checks nodes x devices)
+#   --pred NAME      the predictions' directory in each case (default pred), to keep several
+#   --predict-only   re-run only the predictions (deterministic) into OUT_DIR's cases, keep their
+#                    meas-* (REPEATS is ignored), then print the table
+#   --batches        predict every batch rectwin-exec times, not only the first: exec draws batch k
+#                    with workload.seed + k and reports per-op medians over k = warmup ..
+#                    warmup + iterations - 1; each is predicted (<pred>/batch-K/) and composed
+#                    with exec's statistic: per (rank, op) median start and median duration, the
+#                    iteration the latest end, a phase the largest per-rank sum of its ops'
+#                    durations (core/result.c) (<pred>/summary.json, ops.csv)
+# The separation: a case's prediction (<case>/<pred>) and its measurements (<case>/meas-N) are
+# separate directories; the table pairs them, so predictions can be redone without measuring.
 #
 # Calibration is not fitted to any of these scenarios: `rectwin calibrate` times kernels and
 # collectives alone (exec/calibrate*.c) and the model prices the graph's launches with those
@@ -19,6 +36,18 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+ENGINE=analytic CORES= PRED=pred PREDICT_ONLY=0 BATCHES=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --engine) ENGINE=$2; shift 2 ;;
+    --cores) CORES=$2; shift 2 ;;
+    --pred) PRED=$2; shift 2 ;;
+    --predict-only) PREDICT_ONLY=1; shift ;;
+    --batches) BATCHES=1; shift ;;
+    --*) echo "cpu-mpi.sh: unknown option $1; allowed: --engine E, --cores N, --pred NAME, --predict-only, --batches" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 B=${1:-$root/build/release}
 OUT=${2:-$(mktemp -d)}
 REPEATS=${3:-3}
@@ -54,17 +83,76 @@ cases() {
   done
 }
 
+predict() { # name scenario ranks sets...
+  local name=$1 scen=$2 ranks=$3 dir=$OUT/$1
+  shift 3
+  local machine=(--set "topology.nodes=$ranks")
+  if [ -n "$CORES" ]; then
+    machine=(--set topology.nodes=1 --set "topology.node.devices=$ranks" --set "topology.node.cores=$CORES")
+  fi
+  mkdir -p "$dir"
+  rm -rf "${dir:?}/$PRED"
+  if [ "$BATCHES" = 0 ]; then
+    if ! "$R" sim "$scen" --engine "$ENGINE" --quiet --out "$dir/$PRED" "$@" "${machine[@]}" \
+      --set workload.mode=exact >"$dir/$PRED.log" 2>&1; then
+      echo "$name: not predicted ($(tail -1 "$dir/$PRED.log"))" >&2
+      return 1
+    fi
+    rm -f "$dir/$PRED.log"
+    return 0
+  fi
+  local seed warmup iters k
+  read -r seed warmup iters < <(python3 -c 'import sys, yaml; w = yaml.safe_load(open(sys.argv[1]))["workload"]
+print(w.get("seed", 1), w.get("warmup", 2), w.get("iterations", 1))' "$scen")
+  for k in $(seq "$warmup" $((warmup + iters - 1))); do
+    if ! "$R" sim "$scen" --engine "$ENGINE" --quiet --out "$dir/$PRED/batch-$k" "$@" "${machine[@]}" \
+      --set workload.mode=exact --set "workload.seed=$((seed + k))" >"$dir/$PRED.log" 2>&1; then
+      echo "$name: batch $k not predicted ($(tail -1 "$dir/$PRED.log"))" >&2
+      return 1
+    fi
+  done
+  rm -f "$dir/$PRED.log" "$dir/$PRED"/batch-*/{trace.json,links.csv,manifest.json}
+  python3 - "$dir/$PRED" <<'PY'
+import csv, glob, json, os, statistics, sys
+d = sys.argv[1]
+batches = sorted(glob.glob(os.path.join(d, "batch-*")))
+runs = [list(csv.DictReader(open(os.path.join(b, "ops.csv")))) for b in batches]
+keys = [(r["rank"], r["op"]) for r in runs[0]]
+for run in runs[1:]:
+    if [(r["rank"], r["op"]) for r in run] != keys:
+        sys.exit("the batches' graphs differ in their ops: cannot take per-op medians")
+rows, phases, ends = [], {}, []
+per_rank_phase = {}
+for i, key in enumerate(keys):
+    start = statistics.median(float(run[i]["start_s"]) for run in runs)
+    dur = statistics.median(float(run[i]["end_s"]) - float(run[i]["start_s"]) for run in runs)
+    row = dict(runs[0][i], start_s="%.9e" % start, end_s="%.9e" % (start + dur))
+    rows.append(row)
+    ends.append(start + dur)
+    pr = (row["rank"], row["phase"])
+    per_rank_phase[pr] = per_rank_phase.get(pr, 0.0) + dur
+for (rank, ph), v in per_rank_phase.items():
+    phases[ph] = max(phases.get(ph, 0.0), v)
+with open(os.path.join(d, "ops.csv"), "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(runs[0][0].keys()))
+    w.writeheader()
+    w.writerows(rows)
+json.dump({"iteration_time_s": max(ends), "phases": phases,
+           "composed_from": [os.path.basename(b) for b in batches],
+           "statistic": "per (rank, op) median start and median duration over the batches, as "
+                        "rectwin-exec reports its timed iterations; iteration = latest end; "
+                        "phase = largest per-rank sum of its ops' durations"},
+          open(os.path.join(d, "summary.json"), "w"), indent=1)
+PY
+}
+
 run_case() { # name scenario ranks sets
   local name=$1 scen=$2 ranks=$3 sets=() s
   for s in $4; do sets+=(--set "$s"); done
-  sets+=(--set "topology.nodes=$ranks")
   local dir=$OUT/$name
-  mkdir -p "$dir"
-  if ! "$R" sim "$scen" --engine analytic --quiet --out "$dir/pred" "${sets[@]}" \
-    --set workload.mode=exact >"$dir/pred.log" 2>&1; then
-    echo "$name: not predicted ($(tail -1 "$dir/pred.log"))" >&2
-    return 0
-  fi
+  predict "$name" "$scen" "$ranks" "${sets[@]}" || return 0
+  [ "$PREDICT_ONLY" = 1 ] && return 0
+  sets+=(--set "topology.nodes=$ranks")
   for i in $(seq 1 "$REPEATS"); do
     if ! "${MPI[@]}" -np "$ranks" "$X" "$scen" --quiet --out "$dir/meas-$i" "${sets[@]}" </dev/null \
       >"$dir/meas-$i.log" 2>&1; then
@@ -75,17 +163,19 @@ run_case() { # name scenario ranks sets
   done
 }
 
-if [ "$REPEATS" -gt 0 ]; then
+if [ "$REPEATS" -gt 0 ] || [ "$PREDICT_ONLY" = 1 ]; then
   while IFS='|' read -r name scen ranks sets; do
     echo "running $name" >&2
     run_case "$name" "$scen" "$ranks" "$sets"
   done < <(cases)
 fi
 
-python3 - "$OUT" <<'EOF'
+[ "$BATCHES" = 1 ] && PRED_NOTE=", every timed batch" || PRED_NOTE=
+echo "predictions: engine $ENGINE${CORES:+, node.cores $CORES (one node of RANKS devices)}, directory $PRED$PRED_NOTE"
+python3 - "$OUT" "$PRED" <<'EOF'
 import json, os, sys
 
-out = sys.argv[1]
+out, pred_dir = sys.argv[1], sys.argv[2]
 def load(d):
     p = os.path.join(d, "summary.json")
     return json.load(open(p)) if os.path.exists(p) else None
@@ -103,14 +193,14 @@ def median_run(d):
     return mid, (t[-1] - t[0]) / mid["iteration_time_s"] if len(runs) > 1 else None, t[0]
 
 rows, it_err, ph_err, ph_err_big, noise = [], {"dev": [], "held-out": []}, [], [], []
-it_fast = []
+it_fast, by_ranks, by_model = [], {}, {}
 print("%-16s %5s %11s %11s %8s %8s  %s" % ("case", "set", "pred ms", "meas ms", "err", "spread",
                                          "phases (pred/meas ms, error) carrying >= 5% of the iteration"))
 for name in sorted(os.listdir(out)):
     d = os.path.join(out, name)
-    if not os.path.isdir(os.path.join(d, "pred")):
+    if not os.path.isdir(os.path.join(d, pred_dir)):
         continue
-    pred = load(os.path.join(d, "pred"))
+    pred = load(os.path.join(d, pred_dir))
     meas, spread, fastest = median_run(d)
     if not pred or not meas:
         continue
@@ -118,6 +208,8 @@ for name in sorted(os.listdir(out)):
     tp, tm = pred["iteration_time_s"], meas["iteration_time_s"]
     e = (tp - tm) / tm
     it_err[group].append(abs(e))
+    by_ranks.setdefault(name.rsplit("-", 1)[1], []).append(abs(e))
+    by_model.setdefault(name.split("-", 1)[0], []).append(abs(e))
     it_fast.append(abs((tp - fastest) / fastest))
     rep = ""
     if spread is not None:
@@ -143,6 +235,10 @@ print()
 print("iteration-time MAPE, dev (DLRM flat):   ", mape(it_err["dev"]))
 print("iteration-time MAPE, held out:          ", mape(it_err["held-out"]))
 print("iteration-time MAPE, all:               ", mape(it_err["dev"] + it_err["held-out"]))
+for k in sorted(by_ranks, key=int):
+    print("%-40s" % ("iteration-time MAPE, %s rank(s):" % k), mape(by_ranks[k]))
+for k in sorted(by_model):
+    print("%-40s" % ("iteration-time MAPE, %s:" % k), mape(by_model[k]))
 print("per-phase MAPE, phases >= 5% of the iteration:", mape(ph_err_big))
 print("per-phase MAPE, every phase:            ", mape(ph_err))
 print("iteration-time MAPE, fastest repeat:    ", mape(it_fast))

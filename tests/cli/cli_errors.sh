@@ -25,6 +25,12 @@ if "$rectwin" plan "$src/experiments/exec-cpu.yaml" --set workload.warmup=-1 2>"
   echo "accepted a negative warm-up"; exit 1
 fi
 grep -q "^--set:1:.*workload.warmup" "$out/err" || { cat "$out/err"; exit 1; }
+# node.cores below the node's devices: the analytic engine cannot share cores over time.
+if "$rectwin" sim "$src/experiments/exec-cpu.yaml" --engine analytic --out "$out/c" --set topology.nodes=1 \
+  --set topology.node.devices=4 --set topology.node.cores=2 2>"$out/err"; then
+  echo "the analytic engine accepted 2 cores for 4 devices"; exit 1
+fi
+grep -q "^--set:3:.*key 'topology.node.cores'.*allowed: --engine simgrid" "$out/err" || { cat "$out/err"; exit 1; }
 if "$rectwin" frobnicate 2>/dev/null; then exit 1; fi
 if "$rectwin" sim 2>/dev/null; then exit 1; fi
 echo "cli errors ok"

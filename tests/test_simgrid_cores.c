@@ -1,0 +1,164 @@
+/* `node.cores`: CPU-device ranks sharing their node's host cores in the SimGrid engine
+ * (sim/simgrid_cores.c), against times computed by hand; the analytic engine's refusal.
+ *
+ * The graph: 4 ranks on one node, each runs kernel A, then an AllReduce of all four (0 bytes,
+ * zero latencies: it costs nothing but the wait for the last member), then kernel B. Alone on
+ * a core, A takes 2 ms on ranks 0 and 1 and 1 ms on ranks 2 and 3; B takes 1 ms everywhere.
+ *   - no node.cores (every device computes on its own): A ends at 2 ms, B at 3 ms;
+ *   - node.cores 2: the four A's share 2 cores, each at half speed; ranks 2 and 3 finish at
+ *     2 ms (1 ms of work) and wait in the AllReduce, taking no core; ranks 0 and 1 have 1 ms of
+ *     work left and now each own a core: they end at 3 ms. Then the four B's share the 2 cores
+ *     again: 2 ms. Iteration 5 ms; a static "4 ranks / 2 cores = 2x" would say 6 ms;
+ *   - node.cores 4: one core per rank, as without the key: 3 ms. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engines.h"
+#include "simgrid.h"
+
+extern const rt_engine rt_engine_simgrid;
+extern const rt_engine rt_engine_analytic;
+
+#define MS 1e-3
+
+static void assert_rel(double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol * fabs(want))) {
+        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
+        fail();
+    }
+}
+
+/* One node of 4 CPU devices at 1e12 FLOP/s alone, no launch cost, no latencies. */
+static void fill_topology(rt_topology *t, int cores)
+{
+    memset(t, 0, sizeof *t);
+    t->name = "cpu-test";
+    t->device.name = "cpu";
+    t->device.peak_flops[RT_DT_FP32] = 1e12;
+    t->device.hbm_bw = 1e12;
+    t->device.eff_flops = 1;
+    t->device.eff_hbm = 1;
+    t->node.devices = 4;
+    t->node.cores = cores;
+    t->node.scale_up = RT_SCALEUP_PCIE;
+    t->node.scale_up_bw = 10e9;
+    t->node.host_bw = 10e9;
+    t->net.nics_per_node = 1;
+    t->net.nic_bw = 10e9;
+    t->net.levels = 1;
+    t->net.radix = 48;
+    t->net.oversubscription = 1;
+    t->coll.eff_intra = 1;
+    t->coll.eff_inter = 1;
+    t->nodes = 1;
+}
+
+static rt_graph *two_kernels_and_a_collective(void)
+{
+    int reps[4] = {0, 1, 2, 3};
+    double w[4] = {1, 1, 1, 1};
+    rt_graph *g = rt_graph_new(4, 4, reps, w);
+    assert_non_null(g);
+    int a = rt_graph_add_kernel(g, "dense.fwd", RT_STREAM_COMPUTE, RT_K_DENSE_FWD, RT_DT_FP32, "a",
+                                NULL, 0);
+    rt_group all = {4, 1};
+    int c = rt_graph_add_collective(g, "dense.allreduce", RT_STREAM_COMM, RT_COLL_ALLREDUCE,
+                                    RT_ALGO_RING, all, "allreduce", &a, 1);
+    int b = rt_graph_add_kernel(g, "dense.bwd", RT_STREAM_COMPUTE, RT_K_DENSE_BWD, RT_DT_FP32, "b",
+                                &c, 1);
+    for (int r = 0; r < 4; r++) {
+        rt_graph_cost(g, a, r)->flops = (r < 2 ? 2 : 1) * MS * 1e12;
+        rt_graph_cost(g, c, r)->bytes = 0;
+        rt_graph_cost(g, b, r)->flops = 1 * MS * 1e12;
+    }
+    return g;
+}
+
+/* The iteration: the latest end of any op on any rank; -1 when the engine refused. */
+static double iteration(const rt_engine *engine, const rt_topology *t, const rt_graph *g,
+                        double *b_start_rank0)
+{
+    rt_scenario s;
+    memset(&s, 0, sizeof s);
+    s.name = "test";
+    s.topology = *t;
+    rt_result *r = rt_result_new(g, engine->name);
+    assert_non_null(r);
+    FILE *err = fopen("/dev/null", "w");
+    assert_non_null(err);
+    int rc = engine->run(&s, g, r, err);
+    fclose(err);
+    double end = -1;
+    if (rc == 0)
+        for (long i = 0; i < (long)g->n_ops * g->n_reps; i++)
+            end = fmax(end, r->end[i]);
+    if (rc == 0 && b_start_rank0) *b_start_rank0 = r->start[2 * g->n_reps + 0];
+    rt_result_free(r);
+    return end;
+}
+
+static void test_without_cores_each_device_computes_alone(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 0);
+    rt_graph *g = two_kernels_and_a_collective();
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 3 * MS, 1e-6);
+    assert_rel(iteration(&rt_engine_analytic, &t, g, NULL), 3 * MS, 1e-6);
+    rt_graph_free(g);
+}
+
+static void test_two_cores_shared_by_four_ranks(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 2);
+    rt_graph *g = two_kernels_and_a_collective();
+    double b_start = 0;
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, &b_start), 5 * MS, 1e-6);
+    /* B starts after the slow ranks' A, which ran its second half on a core of its own */
+    assert_rel(b_start, 3 * MS, 1e-6);
+    rt_graph_free(g);
+}
+
+static void test_one_core_per_rank_is_no_sharing(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 4);
+    rt_graph *g = two_kernels_and_a_collective();
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 3 * MS, 1e-6);
+    assert_rel(iteration(&rt_engine_analytic, &t, g, NULL), 3 * MS, 1e-6);
+    rt_graph_free(g);
+}
+
+/* The analytic engine cannot share cores over time: it refuses rather than guess. */
+static void test_analytic_refuses_fewer_cores_than_devices(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 2);
+    rt_graph *g = two_kernels_and_a_collective();
+    assert_true(iteration(&rt_engine_analytic, &t, g, NULL) < 0);
+    rt_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_without_cores_each_device_computes_alone),
+        cmocka_unit_test(test_two_cores_shared_by_four_ranks),
+        cmocka_unit_test(test_one_core_per_rank_is_no_sharing),
+        cmocka_unit_test(test_analytic_refuses_fewer_cores_than_devices),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
