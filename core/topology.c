@@ -8,6 +8,7 @@
 
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
+const char *const rt_ecmp_names[] = {"balanced", "hash", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",      "source",     "device",  "node",
@@ -18,9 +19,9 @@ static const char *const device_keys[] = {
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw",  "scale_up_latency",
                                         "nvls",    "host_bw",  "host_latency", NULL};
-static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "nic_latency",
-                                       "rail_optimized",   "levels",         "radix",
-                                       "oversubscription", "switch_latency", NULL};
+static const char *const net_keys[] = {
+    "nics_per_node", "nic_bw",           "nic_latency",    "rail_optimized", "levels",
+    "radix",         "oversubscription", "switch_latency", "ecmp",           NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         NULL};
 static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
@@ -82,6 +83,7 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
 static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int req)
 {
     int64_t nics = net->nics_per_node, levels = net->levels, radix = net->radix;
+    int ecmp = net->ecmp;
     if (rt_cfg_check_keys(c, n, net_keys) ||
         rt_cfg_get_int(c, n, "nics_per_node", req, 1, 1024, &nics) < 0 ||
         rt_cfg_get_unit(c, n, "nic_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &net->nic_bw) < 0 ||
@@ -91,8 +93,10 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
         rt_cfg_get_int(c, n, "radix", req, 2, 4096, &radix) < 0 ||
         rt_cfg_get_double(c, n, "oversubscription", req, 1, 64, &net->oversubscription) < 0 ||
         rt_cfg_get_unit(c, n, "switch_latency", req, RT_UNIT_TIME, 0, T_MAX, &net->switch_latency) <
-            0)
+            0 ||
+        rt_cfg_get_enum(c, n, "ecmp", 0, rt_ecmp_names, &ecmp) < 0)
         return -1;
+    net->ecmp = (rt_ecmp)ecmp;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
     net->radix = (int)radix;

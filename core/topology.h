@@ -37,6 +37,13 @@ typedef struct rt_node_spec {
     double host_latency;
 } rt_node_spec;
 
+/* How a leaf spreads the flows that leave it over its spine ports (ECMP):
+ *   balanced  every leaf-to-spine port carries an equal share (perfect ECMP; the default);
+ *   hash      each flow takes one port chosen by a deterministic hash of its source and
+ *             destination devices (a 5-tuple hash), so flows collide on ports as on real
+ *             fabrics (sim/simgrid_platform.h). The analytic engine assumes balanced. */
+typedef enum { RT_ECMP_BALANCED, RT_ECMP_HASH, RT_ECMP_COUNT } rt_ecmp;
+
 typedef struct rt_scale_out {
     int nics_per_node;
     double nic_bw;           /* per NIC, per direction */
@@ -46,6 +53,7 @@ typedef struct rt_scale_out {
     int radix;               /* switch ports */
     double oversubscription; /* >= 1: downlink/uplink ratio at the leaf */
     double switch_latency;
+    rt_ecmp ecmp; /* `ecmp:`, balanced when absent */
 } rt_scale_out;
 
 /* NCCL's protocols: LL (8-byte flag+data stores, lowest latency, half the bandwidth), LL128
@@ -108,6 +116,7 @@ typedef struct rt_topology {
 
 extern const char *const rt_scaleup_names[];
 extern const char *const rt_proto_names[];
+extern const char *const rt_ecmp_names[];
 /* Top-level keys that are engine sections (NULL-terminated). */
 extern const char *const rt_topology_engine_sections[];
 

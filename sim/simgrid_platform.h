@@ -7,9 +7,16 @@
  *                crossbar is these links alone, so any two devices of a node meet only
  *                their own two links;
  *   nic-H-K      NIC K of node H <-> its leaf (UP: towards the leaf);
- *   uplink-P-L   everything leaf L of plane P sends to or receives from the spines, with
- *                (radix/2 ports x NIC bandwidth) / oversubscription; the spine layer is
- *                non-blocking (ECMP is taken as perfectly balanced);
+ *   uplink-P-L   (scale_out.ecmp: balanced, the default) everything leaf L of plane P sends
+ *                to or receives from the spines, with (radix/2 ports x NIC bandwidth) /
+ *                oversubscription; the spine layer is non-blocking (ECMP is taken as
+ *                perfectly balanced);
+ *   uplink-P-L-S (ecmp: hash) port S of leaf L to spine S of plane P (a 2-level folded Clos:
+ *                spine S joins port S of every leaf of its plane), NIC bandwidth /
+ *                oversubscription each; spines are hosts "spine-P-S". A flow between
+ *                leaves takes one spine, by a hash of its devices (rt_platform_ecmp_port),
+ *                so flows collide on ports; a failed port (faults: ports_down) is left out
+ *                of every route and flows rehash over the remaining ports;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
  * A plane is one rail when the fabric is rail-optimized (NIC K of every node on plane K),
  * else the single fat-tree every NIC joins. Bandwidths are the datasheet figures times the
@@ -19,16 +26,18 @@
  * A route between two devices of different nodes goes the way NCCL's PXN sends it on a
  * rail-optimized fabric: over NVLink to the source node's device with the destination's local
  * index, then on that rail. Routes are built from segments: a segment is a (source host,
- * destination host) pair with its one or two directed links; segments are also the unit the
- * SimGrid engine aggregates flows onto. */
+ * destination host) pair with its one or two directed links (leaf to leaf when balanced; leaf
+ * to spine and spine to leaf under ecmp: hash); segments are also the unit the SimGrid engine
+ * aggregates flows onto (links mode: under ecmp: hash, per leaf-to-spine port direction). */
 #ifndef RT_SIMGRID_PLATFORM_H
 #define RT_SIMGRID_PLATFORM_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "topology.h"
 
-enum { RT_PLATFORM_MAX_PATH = 5 }; /* segments on the longest device-to-device route */
+enum { RT_PLATFORM_MAX_PATH = 6 }; /* segments on the longest device-to-device route */
 
 typedef enum { RT_DIR_UP, RT_DIR_DOWN } rt_link_dir;
 
@@ -38,6 +47,10 @@ typedef struct rt_platform {
     int planes;         /* rail-optimized: nics; else 1 */
     int nodes_per_leaf; /* nodes under one leaf of a plane */
     int leaves;         /* leaves per plane */
+    int ecmp_hash;      /* scale_out.ecmp: hash (one uplink per spine port) */
+    int ports;          /* spine ports of a leaf: radix / 2 (spines per plane) */
+    int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
+    int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
     int n_hosts;
     int n_links; /* duplex links; directed link id = 2 x duplex + rt_link_dir */
     int n_segments;
@@ -72,6 +85,25 @@ static inline int rt_platform_leaf(const rt_platform *p, int plane, int leaf)
 {
     return p->world + 2 * p->nodes + plane * p->leaves + leaf;
 }
+
+/* ecmp: hash: spine S of plane PLANE (a host, so that a leaf-to-spine hop is a route). */
+static inline int rt_platform_spine(const rt_platform *p, int plane, int s)
+{
+    return p->world + 2 * p->nodes + p->planes * p->leaves + plane * p->ports + s;
+}
+
+/* The ECMP hash of a flow from device SRC to device DST, FLOW its index among the pair's
+ * connections: 32-bit FNV-1a over the three values' 12 bytes, least significant first, then
+ * MurmurHash3's fmix32 finalizer (h ^= h >> 16; h *= 0x85ebca6b; h ^= h >> 13;
+ * h *= 0xc2b2ae35; h ^= h >> 16). */
+uint32_t rt_platform_ecmp_hash(int src, int dst, int flow);
+/* The spine port a flow from device SRC to DST takes from leaf FROM to leaf TO of PLANE:
+ * lo + hash(SRC, DST, 0) mod (ports - lo), lo the larger count of failed ports of the two
+ * leaves (a leaf's failed ports are its first ones, so the ports above lo are up at both).
+ * A device pair is one connection in the engine (a ring's channels are distinct pairs, an
+ * AlltoAll sends once per peer) and SimGrid's routing holds one route per host pair: the
+ * flow index is 0. */
+int rt_platform_ecmp_port(const rt_platform *p, int plane, int from, int to, int src, int dst);
 
 /* Writes host or duplex-link name into BUF ("gpu-3", "nic-1-0"). */
 void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t size);
