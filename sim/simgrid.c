@@ -271,6 +271,7 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
     rt_json_number(&j, "eff_intra", t->coll.eff_intra);
     rt_json_number(&j, "eff_inter", t->coll.eff_inter);
     rt_json_number(&j, "oversubscription", t->net.oversubscription);
+    rt_json_string(&j, "ecmp", rt_ecmp_names[t->net.ecmp]);
     rt_json_end_object(&j);
     rt_faults_json(&j, &t->faults, rt_topology_spine_ports(t),
                    "the platform's links carry bandwidth x (1 - background) x (ports - "
