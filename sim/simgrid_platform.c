@@ -1,5 +1,7 @@
 #include "simgrid_platform.h"
 
+#include "fabric.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -12,14 +14,9 @@ static int nic_link(const rt_platform *p, int node, int k)
 {
     return p->world + node * p->nics + k;
 }
-/* Uplink of leaf LEAF of plane PLANE to spine port S (S = 0 when balanced: one link). */
-static int uplink(const rt_platform *p, int plane, int leaf, int s)
-{
-    return p->world + p->nodes * p->nics + (plane * p->leaves + leaf) * p->up_ports + s;
-}
 static int pcie_link(const rt_platform *p, int rank)
 {
-    return p->world + p->nodes * p->nics + p->planes * p->leaves * p->up_ports + rank;
+    return rt_fabric_link0(p) + p->n_up_links + rank;
 }
 
 static int seg_nvl(const rt_platform *p, int rank, rt_link_dir d)
@@ -30,24 +27,9 @@ static int seg_nic(const rt_platform *p, int node, int k, rt_link_dir d)
 {
     return 2 * p->world + d * p->nodes * p->nics + node * p->nics + k;
 }
-static int seg_leaves(const rt_platform *p, int plane, int from, int to)
-{
-    return 2 * p->world + 2 * p->nodes * p->nics + (plane * p->leaves + from) * p->leaves + to;
-}
-/* ecmp: hash: leaf LEAF of plane PLANE to spine S (UP) or back (DOWN). */
-static int seg_spine(const rt_platform *p, int plane, int leaf, int s, rt_link_dir d)
-{
-    return 2 * p->world + 2 * p->nodes * p->nics +
-           ((d * p->planes + plane) * p->leaves + leaf) * p->ports + s;
-}
-/* Leaf-crossing segments: leaves^2 per plane (balanced), 2 x leaves x ports per plane (hash). */
-static int n_cross(const rt_platform *p)
-{
-    return p->ecmp_hash ? 2 * p->planes * p->leaves * p->ports : p->planes * p->leaves * p->leaves;
-}
 static int seg_pcie_base(const rt_platform *p)
 {
-    return 2 * p->world + 2 * p->nodes * p->nics + n_cross(p);
+    return rt_fabric_seg0(p) + p->n_cross;
 }
 
 static int plane_of(const rt_platform *p, int nic)
@@ -72,7 +54,6 @@ static void set_links(rt_platform *p, const rt_topology *t)
 {
     double up = t->node.scale_up_bw * t->coll.eff_intra;
     double nic = t->net.nic_bw * t->coll.eff_inter;
-    int ports = rt_topology_spine_ports(t);
     for (int r = 0; r < p->world; r++) {
         p->bw[r] = up * rt_faults_factor(&t->faults, RT_FAULT_NVLINK, r, 0, 0);
         p->lat[r] = t->node.scale_up_latency / 2;
@@ -86,65 +67,7 @@ static void set_links(rt_platform *p, const rt_topology *t)
             p->bw[nic_link(p, h, k)] = nic * rt_faults_factor(&t->faults, RT_FAULT_NIC, h, k, 0);
             p->lat[nic_link(p, h, k)] = (t->net.nic_latency + t->net.switch_latency) / 2;
         }
-    for (int pl = 0; pl < p->planes; pl++)
-        for (int l = 0; l < p->leaves; l++) {
-            if (!p->ecmp_hash) {
-                p->bw[uplink(p, pl, l, 0)] =
-                    ports * nic / t->net.oversubscription *
-                    rt_faults_factor(&t->faults, RT_FAULT_UPLINK, pl, l, ports);
-                p->lat[uplink(p, pl, l, 0)] = t->net.levels * t->net.switch_latency;
-                continue;
-            }
-            /* One link per spine port; a failed port stays in the table but no route
-             * crosses it (rt_platform_path rehashes over the others). */
-            double f = rt_faults_factor(&t->faults, RT_FAULT_UPLINK, pl, l, 0);
-            for (int s = 0; s < ports; s++) {
-                p->bw[uplink(p, pl, l, s)] = nic / t->net.oversubscription * f;
-                p->lat[uplink(p, pl, l, s)] = t->net.levels * t->net.switch_latency;
-            }
-        }
-}
-
-/* ecmp: hash: the failed ports of every leaf (the sum of its uplink entries' ports_down),
- * into p->down; -1 when a leaf would lose all of them. */
-static int set_ports_down(rt_platform *p, const rt_topology *t)
-{
-    for (int i = 0; i < t->faults.n; i++) {
-        const rt_fault *x = &t->faults.f[i];
-        if (x->link != RT_FAULT_UPLINK || x->a >= p->planes || x->b >= p->leaves) continue;
-        int *d = &p->down[x->a * p->leaves + x->b];
-        *d += x->ports_down;
-        if (*d >= p->ports) return -1;
-    }
-    return 0;
-}
-
-uint32_t rt_platform_ecmp_hash(int src, int dst, int flow)
-{
-    /* FNV-1a (32 bit: offset basis 2166136261, prime 16777619) over the 12 bytes of the
-     * three values, least significant byte first, then MurmurHash3's 32-bit finalizer
-     * (fmix32): FNV-1a's low bit is the parity of the input bytes' low bits, so taken mod a
-     * power of two (the usual port count) it alone would not spread flows. */
-    uint32_t v[3] = {(uint32_t)src, (uint32_t)dst, (uint32_t)flow}, h = 2166136261u;
-    for (int i = 0; i < 3; i++)
-        for (int b = 0; b < 4; b++) {
-            h ^= (v[i] >> (8 * b)) & 0xffu;
-            h *= 16777619u;
-        }
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
-int rt_platform_ecmp_port(const rt_platform *p, int plane, int from, int to, int src, int dst)
-{
-    int lo = p->down[plane * p->leaves + from];
-    int lo_to = p->down[plane * p->leaves + to];
-    if (lo_to > lo) lo = lo_to;
-    return lo + (int)(rt_platform_ecmp_hash(src, dst, 0) % (uint32_t)(p->ports - lo));
+    p->fabric->set_links(p, t);
 }
 
 rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
@@ -166,12 +89,6 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
         return NULL;
     }
     int npl = rt_topology_nodes_per_leaf(t);
-    long long leaves = (nodes + npl - 1) / npl;
-    if ((t->net.rail_optimized ? t->net.nics_per_node : 1) * leaves * leaves > INT_MAX / 2) {
-        *why = "more than 2^30 leaf-to-leaf route segments (leaves^2 per plane): raise "
-               "scale_out.radix or lower the node count";
-        return NULL;
-    }
     rt_platform *p = calloc(1, sizeof *p);
     if (!p) {
         *why = "out of memory";
@@ -184,33 +101,30 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
     p->planes = t->net.rail_optimized ? p->nics : 1;
     p->nodes_per_leaf = npl;
     p->leaves = (nodes + p->nodes_per_leaf - 1) / p->nodes_per_leaf;
-    p->ecmp_hash = t->net.ecmp == RT_ECMP_HASH;
-    p->ports = rt_topology_spine_ports(t);
-    p->up_ports = p->ecmp_hash ? p->ports : 1;
-    if (p->ecmp_hash && (long long)p->planes * p->leaves * p->ports > INT_MAX / 8) {
+    p->fabric = rt_fabric_of(t);
+    p->down = calloc((size_t)p->planes * (size_t)p->leaves, sizeof(int));
+    if (!p->down) {
         rt_platform_free(p);
-        *why = "ecmp: hash needs more than 2^28 leaf-to-spine links: lower the node count";
+        *why = "out of memory";
         return NULL;
     }
-    p->n_hosts =
-        p->world + 2 * nodes + p->planes * p->leaves + (p->ecmp_hash ? p->planes * p->ports : 0);
-    p->n_links = 2 * p->world + nodes * p->nics + p->planes * p->leaves * p->up_ports;
+    const char *no = p->fabric->layout(p, t);
+    if (no) {
+        rt_platform_free(p);
+        *why = no;
+        return NULL;
+    }
+    p->n_hosts = rt_fabric_host0(p) + p->n_up_hosts;
+    p->n_links = 2 * p->world + nodes * p->nics + p->n_up_links;
     p->n_segments = seg_pcie_base(p) + 2 * p->world;
     double bf16 = t->device.peak_flops[RT_DT_BF16];
     p->gpu_speed = bf16 > 0 ? bf16 : t->device.peak_flops[RT_DT_FP32];
     if (!(p->gpu_speed > 0)) p->gpu_speed = 1e12;
     p->bw = calloc((size_t)p->n_links, sizeof(double));
     p->lat = calloc((size_t)p->n_links, sizeof(double));
-    p->down = calloc((size_t)p->planes * (size_t)p->leaves, sizeof(int));
-    if (!p->bw || !p->lat || !p->down) {
+    if (!p->bw || !p->lat) {
         rt_platform_free(p);
         *why = "out of memory";
-        return NULL;
-    }
-    if (p->ecmp_hash && set_ports_down(p, t) < 0) {
-        rt_platform_free(p);
-        *why = "the uplink faults of one leaf take down all its spine ports (ports_down summed "
-               "over its entries); allowed: fewer than radix/2";
         return NULL;
     }
     set_links(p, t);
@@ -234,30 +148,24 @@ void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t siz
         snprintf(buf, size, "nvs-%d", host - p->world);
     else if (host < p->world + 2 * p->nodes)
         snprintf(buf, size, "cpu-%d", host - p->world - p->nodes);
-    else if (host < rt_platform_spine(p, 0, 0)) {
+    else if (host < rt_fabric_host0(p)) {
         int i = host - p->world - 2 * p->nodes;
         snprintf(buf, size, "leaf-%d-%d", i / p->leaves, i % p->leaves);
-    } else {
-        int i = host - rt_platform_spine(p, 0, 0);
-        snprintf(buf, size, "spine-%d-%d", i / p->ports, i % p->ports);
-    }
+    } else
+        p->fabric->host_name(p, host - rt_fabric_host0(p), buf, size);
 }
 
 void rt_platform_link_name(const rt_platform *p, int link, char *buf, size_t size)
 {
     int nic0 = p->world, up0 = nic0 + p->nodes * p->nics;
-    int pcie0 = up0 + p->planes * p->leaves * p->up_ports;
+    int pcie0 = up0 + p->n_up_links;
     if (link < nic0)
         snprintf(buf, size, "nvlink-%d", link);
     else if (link < up0)
         snprintf(buf, size, "nic-%d-%d", (link - nic0) / p->nics, (link - nic0) % p->nics);
-    else if (link < pcie0 && !p->ecmp_hash)
-        snprintf(buf, size, "uplink-%d-%d", (link - up0) / p->leaves, (link - up0) % p->leaves);
-    else if (link < pcie0) {
-        int i = (link - up0) / p->ports;
-        snprintf(buf, size, "uplink-%d-%d-%d", i / p->leaves, i % p->leaves,
-                 (link - up0) % p->ports);
-    } else
+    else if (link < pcie0)
+        p->fabric->link_name(p, link - up0, buf, size);
+    else
         snprintf(buf, size, "pcie-%d", link - pcie0);
 }
 
@@ -289,27 +197,8 @@ int rt_platform_segment(const rt_platform *p, int seg, int *src, int *dst, int *
         return 1;
     }
     seg -= 2 * NK;
-    if (p->ecmp_hash && seg < n_cross(p)) {
-        int half = p->planes * p->leaves * p->ports;
-        rt_link_dir d = seg < half ? RT_DIR_UP : RT_DIR_DOWN;
-        int i = seg % half, s = i % p->ports, leaf = (i / p->ports) % p->leaves;
-        int plane = i / p->ports / p->leaves;
-        int lh = rt_platform_leaf(p, plane, leaf), sh = rt_platform_spine(p, plane, s);
-        *src = d == RT_DIR_UP ? lh : sh;
-        *dst = d == RT_DIR_UP ? sh : lh;
-        links[0] = directed(uplink(p, plane, leaf, s), d);
-        return 1;
-    }
-    int LL = p->leaves * p->leaves;
-    if (!p->ecmp_hash && seg < p->planes * LL) {
-        int plane = seg / LL, from = (seg % LL) / p->leaves, to = seg % p->leaves;
-        *src = rt_platform_leaf(p, plane, from);
-        *dst = rt_platform_leaf(p, plane, to);
-        links[0] = directed(uplink(p, plane, from, 0), RT_DIR_UP);
-        links[1] = directed(uplink(p, plane, to, 0), RT_DIR_DOWN);
-        return 2;
-    }
-    seg -= n_cross(p);
+    if (seg < p->n_cross) return p->fabric->segment(p, seg, src, dst, links);
+    seg -= p->n_cross;
     rt_link_dir d = seg < W ? RT_DIR_UP : RT_DIR_DOWN;
     int r = seg % W, cpu = rt_platform_cpu(p, r / p->devices);
     *src = d == RT_DIR_UP ? r : cpu;
@@ -337,13 +226,8 @@ int rt_platform_path(const rt_platform *p, int src, int dst, int *segs)
         k_out = k_in;
     }
     segs[n++] = seg_nic(p, A, k_out, RT_DIR_UP);
-    int la = leaf_of(p, A), lb = leaf_of(p, B), plane = plane_of(p, k_in);
-    if (la != lb && p->ecmp_hash) {
-        int s = rt_platform_ecmp_port(p, plane, la, lb, src, dst);
-        segs[n++] = seg_spine(p, plane, la, s, RT_DIR_UP);
-        segs[n++] = seg_spine(p, plane, lb, s, RT_DIR_DOWN);
-    } else if (la != lb)
-        segs[n++] = seg_leaves(p, plane, la, lb);
+    int la = leaf_of(p, A), lb = leaf_of(p, B);
+    if (la != lb) n += p->fabric->route(p, plane_of(p, k_in), la, lb, src, dst, segs + n);
     segs[n++] = seg_nic(p, B, k_in, RT_DIR_DOWN);
     return n;
 }
@@ -384,14 +268,9 @@ static void write_route(const rt_platform *p, FILE *f, int src, int dst, const i
 
 static int segment_used(const rt_platform *p, int seg)
 {
-    int LL = p->leaves * p->leaves, base = 2 * p->world + 2 * p->nodes * p->nics;
-    if (seg < base || seg >= base + n_cross(p)) return 1;
-    if (p->ecmp_hash) { /* a single leaf has no crossings; no route uses a failed port */
-        int i = (seg - base) % (p->planes * p->leaves * p->ports);
-        return p->leaves > 1 && i % p->ports >= p->down[i / p->ports];
-    }
-    int i = (seg - base) % LL;
-    return i / p->leaves != i % p->leaves; /* no leaf-to-itself segment */
+    int base = rt_fabric_seg0(p);
+    if (seg < base || seg >= base + p->n_cross) return 1;
+    return p->fabric->segment_used(p, seg - base);
 }
 
 static void write_pair_routes(const rt_platform *p, FILE *f)
@@ -423,11 +302,7 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
         fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"/>\n", name,
                 h < p->world ? p->gpu_speed : 1e9);
     }
-    if (p->ecmp_hash)
-        fprintf(f,
-                "<!-- ecmp: hash: uplink-P-L-S joins leaf L of plane P to spine S; a flow between "
-                "devices s and d of\n     leaves A and B takes spine lo + hash(s, d, 0) mod "
-                "(ports - lo), lo = max failed ports of A, B. -->\n");
+    if (p->fabric->comment) p->fabric->comment(p, f);
     for (int i = 0; i < t->faults.n; i++) {
         const rt_fault *x = &t->faults.f[i];
         if (p->ecmp_hash && x->link == RT_FAULT_UPLINK) {

@@ -14,10 +14,12 @@
  *   uplink-P-L-S (ecmp: hash) port S of leaf L to spine S of plane P (a 2-level folded Clos:
  *                spine S joins port S of every leaf of its plane), NIC bandwidth /
  *                oversubscription each; spines are hosts "spine-P-S". A flow between
- *                leaves takes one spine, by a hash of its devices (rt_platform_ecmp_port),
- *                so flows collide on ports; a failed port (faults: ports_down) is left out
+ *                leaves takes one spine, by a hash of its devices (rt_fabric_ecmp_port,
+ * sim/fabric_fat_tree.c), so flows collide on ports; a failed port (faults: ports_down) is left out
  *                of every route and flows rehash over the remaining ports;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
+ * The uplinks, spines and leaf-to-leaf segments belong to the fabric family (sim/fabric.h:
+ * fat_tree as above, rail_only with one switch per rail and none of them).
  * A plane is one rail when the fabric is rail-optimized (NIC K of every node on plane K),
  * else the single fat-tree every NIC joins. Bandwidths are the datasheet figures times the
  * topology's collective efficiencies (what collectives achieve), latencies are split so that
@@ -32,7 +34,6 @@
 #ifndef RT_SIMGRID_PLATFORM_H
 #define RT_SIMGRID_PLATFORM_H
 
-#include <stdint.h>
 #include <stdio.h>
 
 #include "topology.h"
@@ -51,6 +52,9 @@ typedef struct rt_platform {
     int ports;          /* spine ports of a leaf: radix / 2 (spines per plane) */
     int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
     int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
+    const struct rt_fabric *fabric; /* scale_out.family (sim/fabric.h) */
+    int n_up_hosts, n_up_links;     /* the family's switches and links above the leaves */
+    int n_cross;                    /* its segments (leaf-crossing routes are made of them) */
     int n_hosts;
     int n_links; /* duplex links; directed link id = 2 x duplex + rt_link_dir */
     int n_segments;
@@ -85,25 +89,6 @@ static inline int rt_platform_leaf(const rt_platform *p, int plane, int leaf)
 {
     return p->world + 2 * p->nodes + plane * p->leaves + leaf;
 }
-
-/* ecmp: hash: spine S of plane PLANE (a host, so that a leaf-to-spine hop is a route). */
-static inline int rt_platform_spine(const rt_platform *p, int plane, int s)
-{
-    return p->world + 2 * p->nodes + p->planes * p->leaves + plane * p->ports + s;
-}
-
-/* The ECMP hash of a flow from device SRC to device DST, FLOW its index among the pair's
- * connections: 32-bit FNV-1a over the three values' 12 bytes, least significant first, then
- * MurmurHash3's fmix32 finalizer (h ^= h >> 16; h *= 0x85ebca6b; h ^= h >> 13;
- * h *= 0xc2b2ae35; h ^= h >> 16). */
-uint32_t rt_platform_ecmp_hash(int src, int dst, int flow);
-/* The spine port a flow from device SRC to DST takes from leaf FROM to leaf TO of PLANE:
- * lo + hash(SRC, DST, 0) mod (ports - lo), lo the larger count of failed ports of the two
- * leaves (a leaf's failed ports are its first ones, so the ports above lo are up at both).
- * A device pair is one connection in the engine (a ring's channels are distinct pairs, an
- * AlltoAll sends once per peer) and SimGrid's routing holds one route per host pair: the
- * flow index is 0. */
-int rt_platform_ecmp_port(const rt_platform *p, int plane, int from, int to, int src, int dst);
 
 /* Writes host or duplex-link name into BUF ("gpu-3", "nic-1-0"). */
 void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t size);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "engines.h"
+#include "fabric.h"
 #include "simgrid.h"
 #include "simgrid_platform.h"
 
@@ -114,21 +115,21 @@ static double run(const rt_topology *t, rt_graph *g, const char *engine, rt_sg_f
 static void hash_is_deterministic(void **state)
 {
     (void)state;
-    assert_int_equal(rt_platform_ecmp_hash(0, 0, 0), 336666008u);
-    assert_int_equal(rt_platform_ecmp_hash(0, 4, 0), 2593990483u);
-    assert_int_equal(rt_platform_ecmp_hash(2, 6, 0), 4093547158u);
-    assert_int_equal(rt_platform_ecmp_hash(0, 6, 0), 3213438678u);
-    assert_int_equal(rt_platform_ecmp_hash(2, 4, 0), 1632265968u);
-    assert_int_not_equal(rt_platform_ecmp_hash(0, 4, 1), rt_platform_ecmp_hash(0, 4, 0));
+    assert_int_equal(rt_fabric_ecmp_hash(0, 0, 0), 336666008u);
+    assert_int_equal(rt_fabric_ecmp_hash(0, 4, 0), 2593990483u);
+    assert_int_equal(rt_fabric_ecmp_hash(2, 6, 0), 4093547158u);
+    assert_int_equal(rt_fabric_ecmp_hash(0, 6, 0), 3213438678u);
+    assert_int_equal(rt_fabric_ecmp_hash(2, 4, 0), 1632265968u);
+    assert_int_not_equal(rt_fabric_ecmp_hash(0, 4, 1), rt_fabric_ecmp_hash(0, 4, 0));
     rt_topology t;
     fill_topology(&t, RT_ECMP_HASH);
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 4, &why);
     assert_non_null(p);
-    assert_int_equal(rt_platform_ecmp_port(p, 0, 0, 1, 0, 4), 1);
-    assert_int_equal(rt_platform_ecmp_port(p, 0, 0, 1, 2, 6), 0);
-    assert_int_equal(rt_platform_ecmp_port(p, 0, 0, 1, 0, 6), 0);
-    assert_int_equal(rt_platform_ecmp_port(p, 0, 0, 1, 2, 4), 0);
+    assert_int_equal(rt_fabric_ecmp_port(p, 0, 0, 1, 0, 4), 1);
+    assert_int_equal(rt_fabric_ecmp_port(p, 0, 0, 1, 2, 6), 0);
+    assert_int_equal(rt_fabric_ecmp_port(p, 0, 0, 1, 0, 6), 0);
+    assert_int_equal(rt_fabric_ecmp_port(p, 0, 0, 1, 2, 4), 0);
     /* 0 -> 6: NIC up, leaf 0 -> spine 0, spine 0 -> leaf 1, NIC down. */
     int segs[RT_PLATFORM_MAX_PATH], links[2], hs, hd;
     char a[64], b[64];
@@ -182,8 +183,8 @@ static void failed_port_reroutes(void **state)
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 4, &why);
     assert_non_null(p);
-    assert_int_equal(rt_platform_ecmp_port(p, 0, 0, 1, 0, 6), 1);
-    assert_int_equal(rt_platform_ecmp_port(p, 0, 1, 0, 4, 2), 1);
+    assert_int_equal(rt_fabric_ecmp_port(p, 0, 0, 1, 0, 6), 1);
+    assert_int_equal(rt_fabric_ecmp_port(p, 0, 1, 0, 4, 2), 1);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

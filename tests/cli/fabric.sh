@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# scale_out.ecmp: `hash` makes `rectwin platform` write one uplink per spine port and the spines
+# Fabric keys of scale_out. ecmp: `hash` makes `rectwin platform` write one uplink per spine port and the spines
 # as hosts (DGX H100, radix 8: 4 nodes and 4 spine ports per leaf and rail, 8 nodes = 2 leaves),
 # `balanced` (the default) the one aggregated uplink; a bad value is refused with its location
-# and the allowed values; summary.json echoes the setting for both engines.
+# and the allowed values; summary.json echoes the setting for both engines. family: rail_only
+# (topologies/dgx-h100-rail-only.yaml) writes no uplink and no spine, and refuses more nodes than
+# one rail switch serves (radix 64) at the `family:` line.
 set -euo pipefail
 rectwin=$1
 src=$2
@@ -35,3 +37,12 @@ got = s["platform"]["ecmp"] if sys.argv[2] == "simgrid" else s["ecmp"]
 assert got.startswith("hash") if sys.argv[2] == "simgrid" else got.startswith("balanced assumed"), got
 PY
 done
+"$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 64 -o "$out/r.xml" >/dev/null
+if grep -q 'uplink\|spine-' "$out/r.xml"; then echo "rail_only: uplinks written"; exit 1; fi
+grep -q '<host id="leaf-7-0"' "$out/r.xml" || { echo "rail_only: no switch of rail 7"; exit 1; }
+line=$(grep -n '^  family: rail_only' "$src/topologies/dgx-h100-rail-only.yaml" | cut -d: -f1)
+if "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 65 -o "$out/r2.xml" 2>"$out/err"; then
+  echo "rail_only accepted 65 nodes on radix 64"; exit 1
+fi
+grep -q "dgx-h100-rail-only.yaml:$line:.*65 nodes exceed the 64 one rail switch serves" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/r2.xml" ] || { echo "a refused platform was written"; exit 1; }
