@@ -4,11 +4,13 @@
  *   ecmp: balanced  uplink-P-L, the leaf's spine ports as one link of (radix/2 x NIC
  *                   bandwidth) / oversubscription; a leaf pair is one segment over the source
  *                   leaf's uplink UP and the destination's DOWN; a failed port shrinks it.
- *   ecmp: hash      uplink-P-L-S per port (NIC bandwidth / oversubscription), spine hosts
- *                   spine-P-S; a flow crosses leaf -> spine S -> leaf with S its hash
- *                   (rt_fabric_ecmp_port); failed ports (the leaf's first ports_down) are left
+ *   ecmp: hash      uplink-P-L-S per uplink port, radix/2 / oversubscription of them at NIC
+ *                   bandwidth each (oversubscription as fewer ports, as a leaf is cabled: the
+ *                   same sum as balanced), spine hosts spine-P-S; a flow crosses leaf -> spine S ->
+ * leaf with S its hash (rt_fabric_ecmp_port); failed ports (the leaf's first ports_down) are left
  *                   out of every route. */
 #include <limits.h>
+#include <math.h>
 
 #include "fabric.h"
 
@@ -47,6 +49,15 @@ static const char *layout(rt_platform *p, const rt_topology *t)
 {
     p->ecmp_hash = t->net.ecmp == RT_ECMP_HASH;
     p->ports = rt_topology_spine_ports(t);
+    if (p->ecmp_hash) {
+        /* Oversubscription as fewer uplink ports at full speed, as a leaf is cabled: a
+         * single flow still reaches its NIC's rate across the spine. */
+        double up = p->ports / t->net.oversubscription;
+        if (fabs(up - round(up)) > 1e-9 || round(up) < 1)
+            return "ecmp: hash cables radix/2 / oversubscription uplink ports per leaf: it "
+                   "must be a whole number >= 1; allowed: an oversubscription dividing radix/2";
+        p->ports = (int)round(up);
+    }
     p->up_ports = p->ecmp_hash ? p->ports : 1;
     if (!p->ecmp_hash && (long long)p->planes * p->leaves * p->leaves > INT_MAX / 2)
         return "more than 2^30 leaf-to-leaf route segments (leaves^2 per plane): raise "
@@ -55,7 +66,7 @@ static const char *layout(rt_platform *p, const rt_topology *t)
         return "ecmp: hash needs more than 2^28 leaf-to-spine links: lower the node count";
     if (p->ecmp_hash && set_ports_down(p, t) < 0)
         return "the uplink faults of one leaf take down all its spine ports (ports_down summed "
-               "over its entries); allowed: fewer than radix/2";
+               "over its entries); allowed: fewer than its radix/2 / oversubscription uplink ports";
     p->n_up_hosts = p->ecmp_hash ? p->planes * p->ports : 0;
     p->n_up_links = p->planes * p->leaves * p->up_ports;
     p->n_cross =
@@ -80,7 +91,7 @@ static void set_links(rt_platform *p, const rt_topology *t)
              * crosses it (route rehashes over the others). */
             double f = rt_faults_factor(&t->faults, RT_FAULT_UPLINK, pl, l, 0);
             for (int s = 0; s < ports; s++) {
-                p->bw[uplink(p, pl, l, s)] = nic / t->net.oversubscription * f;
+                p->bw[uplink(p, pl, l, s)] = nic * f;
                 p->lat[uplink(p, pl, l, s)] = t->net.levels * t->net.switch_latency;
             }
         }

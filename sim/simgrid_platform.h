@@ -12,11 +12,11 @@
  *                oversubscription; the spine layer is non-blocking (ECMP is taken as
  *                perfectly balanced);
  *   uplink-P-L-S (ecmp: hash) port S of leaf L to spine S of plane P (a 2-level folded Clos:
- *                spine S joins port S of every leaf of its plane), NIC bandwidth /
- *                oversubscription each; spines are hosts "spine-P-S". A flow between
- *                leaves takes one spine, by a hash of its devices (rt_fabric_ecmp_port,
- * sim/fabric_fat_tree.c), so flows collide on ports; a failed port (faults: ports_down) is left out
- *                of every route and flows rehash over the remaining ports;
+ *                spine S joins port S of every leaf of its plane), radix/2 / oversubscription
+ *                ports at NIC bandwidth each; spines are hosts "spine-P-S". A flow between
+ *                leaves takes one spine, by a hash of its devices (rt_fabric_ecmp_port in
+ *                sim/fabric_fat_tree.c), so flows collide on ports; a failed port (faults:
+ *                ports_down) is left out of every route and flows rehash over the others;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
  * The uplinks, spines and leaf-to-leaf segments belong to the fabric family (sim/fabric.h:
  * fat_tree as above, rail_only with one switch per rail and none of them).
@@ -49,7 +49,8 @@ typedef struct rt_platform {
     int nodes_per_leaf; /* nodes under one leaf of a plane */
     int leaves;         /* leaves per plane */
     int ecmp_hash;      /* scale_out.ecmp: hash (one uplink per spine port) */
-    int ports;          /* spine ports of a leaf: radix / 2 (spines per plane) */
+    int ports;          /* spine ports of a leaf: radix / 2, under ecmp: hash divided by
+                           oversubscription (the spines of a plane) */
     int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
     int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
     const struct rt_fabric *fabric; /* scale_out.family (sim/fabric.h) */

@@ -209,12 +209,48 @@ static void failed_port_reroutes(void **state)
     assert_non_null(strstr(why, "all its spine ports"));
 }
 
+/* 2:1 oversubscription under hash is half the uplink ports at full NIC speed: radix 4 gives one
+ * 25e9 port per leaf (balanced: one uplink of 2 x 25e9 / 2), so one flow keeps its NIC's rate,
+ * X / 25e9 = 40 ms, and the two flows share the port, 80 ms, as balanced gives. An
+ * oversubscription that does not divide radix/2 into whole ports is refused. */
+static void oversubscribed_ports(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, RT_ECMP_HASH);
+    t.net.oversubscription = 2;
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 4, &why);
+    assert_non_null(p);
+    assert_int_equal(p->ports, 1);
+    char name[64];
+    rt_platform_link_name(p, rt_fabric_link0(p) + 1, name, sizeof name);
+    assert_string_equal(name, "uplink-0-1-0");
+    assert_true(p->bw[rt_fabric_link0(p) + 1] == 25e9);
+    rt_platform_free(p);
+    for (int e = 0; e < 2; e++) {
+        t.net.ecmp = e ? RT_ECMP_HASH : RT_ECMP_BALANCED;
+        assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", RT_SG_FLOWS_PAIRS), 2 * X / 25e9,
+                    LAT);
+    }
+    rt_graph *g = two_flows(0, 4, 2, 6);
+    rt_graph_cost(g, 0, 2)->send[6] = 0; /* keep 0 -> 4 alone */
+    rt_graph_cost(g, 0, 2)->bytes = 0;
+    rt_graph_cost(g, 0, 6)->recv[2] = 0;
+    rt_graph_cost(g, 0, 6)->recv_bytes = 0;
+    assert_near(run(&t, g, "simgrid", RT_SG_FLOWS_PAIRS), X / 25e9, LAT);
+    t.net.oversubscription = 1.5;
+    assert_null(rt_platform_new(&t, 4, &why));
+    assert_non_null(strstr(why, "whole number"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hash_is_deterministic),
         cmocka_unit_test(collision_doubles),
         cmocka_unit_test(failed_port_reroutes),
+        cmocka_unit_test(oversubscribed_ports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
