@@ -7,8 +7,8 @@
 #   fat_tree 2:1 balanced   scale_out.oversubscription: 2
 #   fat_tree 2:1 hash       both
 #   rail_only               topologies/dgx-h100-rail-only.yaml (one 64-port switch per rail)
-# Writes fabrics.csv (one row per point; a refused point has its reason) and fabrics.log (the
-# raw output, with the command and date).
+# Writes fabrics.csv (one row per point; a refused point has its reason) and
+# experiments/measurements/cpu/fabrics/fabrics.log (the raw output, with the command and date).
 # From anywhere: bash experiments/whatif/fabrics/run.sh [rectwin]    (~2 min on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -16,7 +16,7 @@ R=$(realpath "${1:-build/release/cli/rectwin}")
 D=experiments/whatif/fabrics
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-log=$D/fabrics.log
+log=experiments/measurements/cpu/fabrics/fabrics.log
 {
     echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) $(nproc) cores: bash $D/run.sh $R"
 } >"$log"
