@@ -258,6 +258,9 @@ int rt_topology_check_faults(const rt_topology *t)
                      t->nodes, t->net.radix);
             return family_error(t, what);
         }
+        if (t->net.ecmp == RT_ECMP_HASH)
+            return family_error(t, "rail_only has no spine: ecmp: hash has no port to choose; "
+                                   "allowed: ecmp: balanced (or absent), or family: fat_tree");
         for (int i = 0; i < t->faults.n; i++)
             if (t->faults.f[i].link == RT_FAULT_UPLINK)
                 return family_error(t, "rail_only has no uplinks: a `faults:` uplink entry names "

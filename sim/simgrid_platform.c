@@ -308,10 +308,11 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
         if (p->ecmp_hash && x->link == RT_FAULT_UPLINK) {
             fprintf(f,
                     "<!-- fault: uplink %d %d keeps %.6g of each port's bandwidth (bandwidth "
-                    "%.6g, background %.6g); its ports 0..%d are down: no route crosses them "
-                    "-->\n",
-                    x->a, x->b, rt_fault_factor(x, 0), x->bandwidth, x->background,
-                    x->ports_down - 1);
+                    "%.6g, background %.6g)",
+                    x->a, x->b, rt_fault_factor(x, 0), x->bandwidth, x->background);
+            if (x->ports_down > 0)
+                fprintf(f, "; its ports 0..%d are down: no route crosses them", x->ports_down - 1);
+            fputs(" -->\n", f);
             continue;
         }
         fprintf(f,

@@ -164,6 +164,10 @@ static void rail_only_layout(void **state)
     assert_non_null(strstr(why, "rail switch"));
     assert_int_equal(rt_topology_check_faults(&t), -1);
     t.nodes = 4;
+    t.net.ecmp = RT_ECMP_HASH; /* no spine port to hash over */
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    t.net.ecmp = RT_ECMP_BALANCED;
+    assert_int_equal(rt_topology_check_faults(&t), 0);
     t.net.rail_optimized = 0;
     assert_int_equal(rt_topology_check_faults(&t), -1);
 }
