@@ -16,8 +16,10 @@ static void usage(FILE *f)
 {
     fputs("usage: rectwin platform TOPOLOGY --nodes H -o FILE.xml [--pair-routes auto|yes|no]\n"
           "Writes the SimGrid platform (XML, DTD 4.1) generated from the topology file for H\n"
-          "nodes: hosts gpu-R, nvs-H, cpu-H, leaf-P-L; SPLITDUPLEX links nvlink-R, nic-H-K,\n"
-          "uplink-P-L, pcie-R (see sim/simgrid_platform.h). Routes: every link segment, plus\n"
+          "nodes: hosts gpu-R, nvs-H, cpu-H, leaf-P-L (spine-P-S under scale_out.ecmp: hash);\n"
+          "SPLITDUPLEX links nvlink-R, nic-H-K, uplink-P-L (uplink-P-L-S per spine port under\n"
+          "ecmp: hash; none under scale_out.family: rail_only), pcie-R (see\n"
+          "sim/simgrid_platform.h, sim/fabric.h). Routes: every link segment, plus\n"
           "every device pair with --pair-routes yes (auto: up to 256 devices). A platform\n"
           "over 1 GiB of XML, or larger than the free space, is refused before writing.\n"
           "The topology's faults: list (topologies/README.md) is written: faulted links at\n"

@@ -8,9 +8,11 @@
  *   {link: uplink, plane: P, leaf: L, ...}  uplink-P-L (leaf L of plane P to the spines)
  * The link keeps bandwidth x (1 - background) of its healthy bandwidth in both directions.
  * An uplink may also lose `ports_down: N` of its radix/2 spine ports (failed cables or spine
- * ports): the platform's uplink-P-L is the leaf's ports taken as one ECMP-balanced link, so
- * traffic falls to the remaining ports and the link keeps (ports - N) / ports; N = ports
- * (a leaf cut off) is refused.
+ * ports): under scale_out.ecmp: balanced the platform's uplink-P-L is the leaf's ports taken as
+ * one ECMP-balanced link, so traffic falls to the remaining ports and the link keeps
+ * (ports - N) / ports; under ecmp: hash the leaf's first N ports (spines 0..N-1) leave every
+ * route and flows rehash over the others (rt_fault_factor's port term is then not applied:
+ * PORTS = 0). N = ports (a leaf cut off) is refused.
  * Indices are checked against the node count once the scenario sets it (rt_faults_check). */
 #ifndef RT_FAULTS_H
 #define RT_FAULTS_H

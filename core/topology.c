@@ -1,14 +1,19 @@
 #include "topology.h"
 
 #include <libfyaml.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libfyaml.h>
 
 #include "calib.h"
 #include "cfg.h"
 
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
+const char *const rt_ecmp_names[] = {"balanced", "hash", NULL};
+const char *const rt_family_names[] = {"fat_tree", "rail_only", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",      "source",     "device",  "node",
@@ -20,9 +25,9 @@ static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
                                         "scale_up_latency", "nvls",     "host_bw",
                                         "host_latency",     "cores",    NULL};
-static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "nic_latency",
-                                       "rail_optimized",   "levels",         "radix",
-                                       "oversubscription", "switch_latency", NULL};
+static const char *const net_keys[] = {
+    "nics_per_node",    "nic_bw",         "nic_latency", "rail_optimized", "levels", "radix",
+    "oversubscription", "switch_latency", "ecmp",        "family",         NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         NULL};
 static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
@@ -91,6 +96,7 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
 static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int req)
 {
     int64_t nics = net->nics_per_node, levels = net->levels, radix = net->radix;
+    int ecmp = net->ecmp, family = net->family;
     if (rt_cfg_check_keys(c, n, net_keys) ||
         rt_cfg_get_int(c, n, "nics_per_node", req, 1, 1024, &nics) < 0 ||
         rt_cfg_get_unit(c, n, "nic_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &net->nic_bw) < 0 ||
@@ -100,8 +106,14 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
         rt_cfg_get_int(c, n, "radix", req, 2, 4096, &radix) < 0 ||
         rt_cfg_get_double(c, n, "oversubscription", req, 1, 64, &net->oversubscription) < 0 ||
         rt_cfg_get_unit(c, n, "switch_latency", req, RT_UNIT_TIME, 0, T_MAX, &net->switch_latency) <
-            0)
+            0 ||
+        rt_cfg_get_enum(c, n, "ecmp", 0, rt_ecmp_names, &ecmp) < 0 ||
+        rt_cfg_get_enum(c, n, "family", 0, rt_family_names, &family) < 0)
         return -1;
+    net->ecmp = (rt_ecmp)ecmp;
+    net->family = (rt_fabric_family)family;
+    struct fy_node *at = fy_node_mapping_lookup_by_string(n, "family", FY_NT);
+    if (at) net->family_cfg = c, net->family_at = at;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
     net->radix = (int)radix;
@@ -223,6 +235,7 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
 
 int rt_topology_nodes_per_leaf(const rt_topology *t)
 {
+    if (t->net.family == RT_FAMILY_RAIL_ONLY) return t->net.radix;
     int down = t->net.radix / 2;
     if (down < 1) return 1;
     if (t->net.rail_optimized) return down;
@@ -230,8 +243,38 @@ int rt_topology_nodes_per_leaf(const rt_topology *t)
     return down / nics > 0 ? down / nics : 1;
 }
 
+/* Reports WHAT at `family:` when it was written, else on stderr (a topology built in code). */
+static int family_error(const rt_topology *t, const char *what)
+{
+    if (t->net.family_cfg)
+        rt_cfg_error(t->net.family_cfg, t->net.family_at, "%s", what);
+    else
+        fprintf(stderr, "scale_out.family: %s\n", what);
+    return -1;
+}
+
 int rt_topology_check_faults(const rt_topology *t)
 {
+    if (t->net.family == RT_FAMILY_RAIL_ONLY) {
+        char what[256];
+        if (!t->net.rail_optimized)
+            return family_error(t, "rail_only needs rail_optimized: true (one switch per rail); "
+                                   "allowed: rail_optimized: true, or family: fat_tree");
+        if (t->nodes > t->net.radix) {
+            snprintf(what, sizeof what,
+                     "rail_only: %d nodes exceed the %d one rail switch serves (radix, no "
+                     "spine); allowed: nodes <= radix, or family: fat_tree",
+                     t->nodes, t->net.radix);
+            return family_error(t, what);
+        }
+        if (t->net.ecmp == RT_ECMP_HASH)
+            return family_error(t, "rail_only has no spine: ecmp: hash has no port to choose; "
+                                   "allowed: ecmp: balanced (or absent), or family: fat_tree");
+        for (int i = 0; i < t->faults.n; i++)
+            if (t->faults.f[i].link == RT_FAULT_UPLINK)
+                return family_error(t, "rail_only has no uplinks: a `faults:` uplink entry names "
+                                       "no link; allowed: nvlink and nic faults");
+    }
     int npl = rt_topology_nodes_per_leaf(t);
     return rt_faults_check(&t->faults, t->nodes, t->node.devices, t->net.nics_per_node,
                            t->net.rail_optimized ? t->net.nics_per_node : 1,

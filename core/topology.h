@@ -43,6 +43,22 @@ typedef struct rt_node_spec {
     struct fy_node *cores_at;
 } rt_node_spec;
 
+/* How a leaf spreads the flows that leave it over its spine ports (ECMP):
+ *   balanced  every leaf-to-spine port carries an equal share (perfect ECMP; the default);
+ *   hash      each flow takes one port chosen by a deterministic hash of its source and
+ *             destination devices (a 5-tuple hash), so flows collide on ports as on real
+ *             fabrics (sim/simgrid_platform.h). The analytic engine assumes balanced. */
+typedef enum { RT_ECMP_BALANCED, RT_ECMP_HASH, RT_ECMP_COUNT } rt_ecmp;
+
+/* The family of the scale-out fabric (`scale_out.family`, sim/fabric.h):
+ *   fat_tree   leaves of radix/2 ports down and radix/2 up to a spine layer (the default);
+ *   rail_only  Wang et al. 2023, "How to Build Low-cost Networks for Large Language Models
+ *              (without Sacrificing Performance)", arXiv:2307.12169: one switch per rail, all
+ *              its radix ports down, no spine; traffic between rails crosses NVLink to the
+ *              device on the destination's rail (PXN). Needs rail_optimized and at most radix
+ *              nodes. */
+typedef enum { RT_FAMILY_FAT_TREE, RT_FAMILY_RAIL_ONLY, RT_FAMILY_COUNT } rt_fabric_family;
+
 typedef struct rt_scale_out {
     int nics_per_node;
     double nic_bw;           /* per NIC, per direction */
@@ -52,6 +68,10 @@ typedef struct rt_scale_out {
     int radix;               /* switch ports */
     double oversubscription; /* >= 1: downlink/uplink ratio at the leaf */
     double switch_latency;
+    rt_ecmp ecmp;              /* `ecmp:`, balanced when absent */
+    rt_fabric_family family;   /* `family:`, fat_tree when absent */
+    struct rt_cfg *family_cfg; /* where `family:` was written (NULL: not written) */
+    struct fy_node *family_at;
 } rt_scale_out;
 
 /* NCCL's protocols: LL (8-byte flag+data stores, lowest latency, half the bandwidth), LL128
@@ -114,13 +134,16 @@ typedef struct rt_topology {
 
 extern const char *const rt_scaleup_names[];
 extern const char *const rt_proto_names[];
+extern const char *const rt_ecmp_names[];
+extern const char *const rt_family_names[];
 /* Top-level keys that are engine sections (NULL-terminated). */
 extern const char *const rt_topology_engine_sections[];
 
 int rt_topology_parse(struct rt_cfg *cfg, struct fy_node *map, rt_topology *t, int partial);
 void rt_topology_free(rt_topology *t);
-/* Checks the `faults:` indices against the cluster once t->nodes is set: 0, or -1 after an
- * error located at the entry. */
+/* Checks the `faults:` indices against the cluster once t->nodes is set, and that the fabric
+ * family can hold it (rail_only: rail_optimized, nodes <= radix, no uplink faults): 0, or -1
+ * after an error located at the entry or at `family:`. */
 int rt_topology_check_faults(const rt_topology *t);
 
 static inline int rt_topology_ranks(const rt_topology *t)
@@ -129,7 +152,8 @@ static inline int rt_topology_ranks(const rt_topology *t)
 }
 /* Nodes under one leaf switch of a plane: a leaf has radix/2 ports down; rail-optimized, NIC i
  * of every node goes to rail switch i (one port per node), otherwise a node takes
- * nics_per_node ports. The one leaf/spine rule of both engines (collective costs, platform). */
+ * nics_per_node ports. Under family rail_only the rail switch has no uplinks: all radix ports
+ * go down. The one leaf/spine rule of both engines (collective costs, platform). */
 int rt_topology_nodes_per_leaf(const rt_topology *t);
 /* Spine ports of one leaf: radix / 2 (at least 1), what an uplink's bandwidth is made of. */
 static inline int rt_topology_spine_ports(const rt_topology *t)

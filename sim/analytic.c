@@ -251,6 +251,11 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
     rt_json_number(&j, "switch_latency_s", t->net.switch_latency);
     rt_json_number(&j, "oversubscription", t->net.oversubscription);
     rt_json_int(&j, "nodes_per_leaf", rt_topology_nodes_per_leaf(t));
+    rt_json_string(&j, "ecmp",
+                   t->net.ecmp == RT_ECMP_BALANCED
+                       ? "balanced"
+                       : "balanced assumed (scale_out.ecmp: hash is simulated by the simgrid "
+                         "engine only: a closed form cannot know which flows collide)");
     rt_json_number(&j, "per_message_cost_s", 0.0);
     rt_faults_json(&j, &t->faults, rt_topology_spine_ports(t),
                    "each collective runs its formula with the NVLink, NIC and uplink "

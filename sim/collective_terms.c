@@ -9,8 +9,10 @@
  *          the device's inter-node bytes that leave its leaf switch (the leaf's uplinks carry
  *          1/oversubscription of its downlink capacity, so only that share is slowed);
  *   a_up   scale_up_latency (device -> switch -> device);
- *   a_net  nic_latency + switches crossed x switch_latency: 1 switch under the same leaf,
- *          2 x levels + 1 (up to the top and back down) between leaves.
+ *   a_net  nic_latency + switches crossed x switch_latency, as the fabric family counts them
+ *          (sim/fabric.h, the same count the platform's latencies add up to): fat_tree 1
+ *          under the same leaf, 2 x levels + 1 (up to the top and back down) between leaves;
+ *          rail_only 1 (one switch per rail).
  * Bandwidths are per direction; a rank's concurrent flows share its links. NVLink and NIC
  * are separate resources, so their terms overlap (max) when an algorithm pipelines them.
  * A mesh scale-up is treated like a switch: libraries stripe channels over all its links.
@@ -27,6 +29,8 @@
  * the intra hop is NVLink's unless the scale-up is PCIe. NVLS and hierarchical run Simple
  * (NCCL runs NVLS only with Simple): its ring base replaces base_latency. */
 #include "collective_terms.h"
+
+#include "fabric.h"
 
 #include <math.h>
 
@@ -48,7 +52,7 @@ double rt_coll_bw_net(const rt_topology *t, double cross)
 
 double rt_coll_lat_net(const rt_topology *t, int cross_leaf)
 {
-    int switches = cross_leaf ? 2 * t->net.levels + 1 : 1;
+    int switches = rt_fabric_of(t)->switches(t, cross_leaf);
     return t->net.nic_latency + switches * t->net.switch_latency;
 }
 

@@ -282,14 +282,17 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
     rt_json_number(&j, "eff_intra", t->coll.eff_intra);
     rt_json_number(&j, "eff_inter", t->coll.eff_inter);
     rt_json_number(&j, "oversubscription", t->net.oversubscription);
+    rt_json_string(&j, "ecmp", rt_ecmp_names[t->net.ecmp]);
     rt_json_end_object(&j);
-    rt_faults_json(&j, &t->faults, rt_topology_spine_ports(t),
+    rt_faults_json(&j, &t->faults, t->net.ecmp == RT_ECMP_HASH ? 0 : rt_topology_spine_ports(t),
                    "the platform's links carry bandwidth x (1 - background) x (ports - "
                    "ports_down) / ports of their healthy bandwidth (a tenant's traffic as a "
                    "reserved share, exact for a constant-rate tenant, where a competing flow "
                    "would take a max-min share that depends on how many flows it meets); "
                    "every flow crossing a faulted link is slowed by max-min sharing; run with "
-                   "network/optim:Full (SimGrid's lazy updates overran a degraded link)");
+                   "network/optim:Full (SimGrid's lazy updates overran a degraded link); under "
+                   "scale_out.ecmp: hash each spine port keeps bandwidth x (1 - background) "
+                   "(the factor) and the leaf's first ports_down ports leave every route");
     rt_json_begin_object(&j, "policy");
     rt_json_number(&j, "tree_max_bytes", pol.tree_max_bytes);
     rt_json_number(&j, "nvls_min_bytes", pol.nvls_min_bytes);

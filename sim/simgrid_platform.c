@@ -1,5 +1,7 @@
 #include "simgrid_platform.h"
 
+#include "fabric.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -12,13 +14,9 @@ static int nic_link(const rt_platform *p, int node, int k)
 {
     return p->world + node * p->nics + k;
 }
-static int uplink(const rt_platform *p, int plane, int leaf)
-{
-    return p->world + p->nodes * p->nics + plane * p->leaves + leaf;
-}
 static int pcie_link(const rt_platform *p, int rank)
 {
-    return p->world + p->nodes * p->nics + p->planes * p->leaves + rank;
+    return rt_fabric_link0(p) + p->n_up_links + rank;
 }
 
 static int seg_nvl(const rt_platform *p, int rank, rt_link_dir d)
@@ -29,13 +27,9 @@ static int seg_nic(const rt_platform *p, int node, int k, rt_link_dir d)
 {
     return 2 * p->world + d * p->nodes * p->nics + node * p->nics + k;
 }
-static int seg_leaves(const rt_platform *p, int plane, int from, int to)
-{
-    return 2 * p->world + 2 * p->nodes * p->nics + (plane * p->leaves + from) * p->leaves + to;
-}
 static int seg_pcie_base(const rt_platform *p)
 {
-    return 2 * p->world + 2 * p->nodes * p->nics + p->planes * p->leaves * p->leaves;
+    return rt_fabric_seg0(p) + p->n_cross;
 }
 
 static int plane_of(const rt_platform *p, int nic)
@@ -60,7 +54,6 @@ static void set_links(rt_platform *p, const rt_topology *t)
 {
     double up = t->node.scale_up_bw * t->coll.eff_intra;
     double nic = t->net.nic_bw * t->coll.eff_inter;
-    int ports = rt_topology_spine_ports(t);
     for (int r = 0; r < p->world; r++) {
         p->bw[r] = up * rt_faults_factor(&t->faults, RT_FAULT_NVLINK, r, 0, 0);
         p->lat[r] = t->node.scale_up_latency / 2;
@@ -74,12 +67,7 @@ static void set_links(rt_platform *p, const rt_topology *t)
             p->bw[nic_link(p, h, k)] = nic * rt_faults_factor(&t->faults, RT_FAULT_NIC, h, k, 0);
             p->lat[nic_link(p, h, k)] = (t->net.nic_latency + t->net.switch_latency) / 2;
         }
-    for (int pl = 0; pl < p->planes; pl++)
-        for (int l = 0; l < p->leaves; l++) {
-            p->bw[uplink(p, pl, l)] = ports * nic / t->net.oversubscription *
-                                      rt_faults_factor(&t->faults, RT_FAULT_UPLINK, pl, l, ports);
-            p->lat[uplink(p, pl, l)] = t->net.levels * t->net.switch_latency;
-        }
+    p->fabric->set_links(p, t);
 }
 
 rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
@@ -101,12 +89,6 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
         return NULL;
     }
     int npl = rt_topology_nodes_per_leaf(t);
-    long long leaves = (nodes + npl - 1) / npl;
-    if ((t->net.rail_optimized ? t->net.nics_per_node : 1) * leaves * leaves > INT_MAX / 2) {
-        *why = "more than 2^30 leaf-to-leaf route segments (leaves^2 per plane): raise "
-               "scale_out.radix or lower the node count";
-        return NULL;
-    }
     rt_platform *p = calloc(1, sizeof *p);
     if (!p) {
         *why = "out of memory";
@@ -119,8 +101,21 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
     p->planes = t->net.rail_optimized ? p->nics : 1;
     p->nodes_per_leaf = npl;
     p->leaves = (nodes + p->nodes_per_leaf - 1) / p->nodes_per_leaf;
-    p->n_hosts = p->world + 2 * nodes + p->planes * p->leaves;
-    p->n_links = 2 * p->world + nodes * p->nics + p->planes * p->leaves;
+    p->fabric = rt_fabric_of(t);
+    p->down = calloc((size_t)p->planes * (size_t)p->leaves, sizeof(int));
+    if (!p->down) {
+        rt_platform_free(p);
+        *why = "out of memory";
+        return NULL;
+    }
+    const char *no = p->fabric->layout(p, t);
+    if (no) {
+        rt_platform_free(p);
+        *why = no;
+        return NULL;
+    }
+    p->n_hosts = rt_fabric_host0(p) + p->n_up_hosts;
+    p->n_links = 2 * p->world + nodes * p->nics + p->n_up_links;
     p->n_segments = seg_pcie_base(p) + 2 * p->world;
     double bf16 = t->device.peak_flops[RT_DT_BF16];
     p->gpu_speed = bf16 > 0 ? bf16 : t->device.peak_flops[RT_DT_FP32];
@@ -142,6 +137,7 @@ void rt_platform_free(rt_platform *p)
     if (!p) return;
     free(p->bw);
     free(p->lat);
+    free(p->down);
     free(p);
 }
 
@@ -153,21 +149,23 @@ void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t siz
         snprintf(buf, size, "nvs-%d", host - p->world);
     else if (host < p->world + 2 * p->nodes)
         snprintf(buf, size, "cpu-%d", host - p->world - p->nodes);
-    else {
+    else if (host < rt_fabric_host0(p)) {
         int i = host - p->world - 2 * p->nodes;
         snprintf(buf, size, "leaf-%d-%d", i / p->leaves, i % p->leaves);
-    }
+    } else
+        p->fabric->host_name(p, host - rt_fabric_host0(p), buf, size);
 }
 
 void rt_platform_link_name(const rt_platform *p, int link, char *buf, size_t size)
 {
-    int nic0 = p->world, up0 = nic0 + p->nodes * p->nics, pcie0 = up0 + p->planes * p->leaves;
+    int nic0 = p->world, up0 = nic0 + p->nodes * p->nics;
+    int pcie0 = up0 + p->n_up_links;
     if (link < nic0)
         snprintf(buf, size, "nvlink-%d", link);
     else if (link < up0)
         snprintf(buf, size, "nic-%d-%d", (link - nic0) / p->nics, (link - nic0) % p->nics);
     else if (link < pcie0)
-        snprintf(buf, size, "uplink-%d-%d", (link - up0) / p->leaves, (link - up0) % p->leaves);
+        p->fabric->link_name(p, link - up0, buf, size);
     else
         snprintf(buf, size, "pcie-%d", link - pcie0);
 }
@@ -200,16 +198,8 @@ int rt_platform_segment(const rt_platform *p, int seg, int *src, int *dst, int *
         return 1;
     }
     seg -= 2 * NK;
-    int LL = p->leaves * p->leaves;
-    if (seg < p->planes * LL) {
-        int plane = seg / LL, from = (seg % LL) / p->leaves, to = seg % p->leaves;
-        *src = rt_platform_leaf(p, plane, from);
-        *dst = rt_platform_leaf(p, plane, to);
-        links[0] = directed(uplink(p, plane, from), RT_DIR_UP);
-        links[1] = directed(uplink(p, plane, to), RT_DIR_DOWN);
-        return 2;
-    }
-    seg -= p->planes * LL;
+    if (seg < p->n_cross) return p->fabric->segment(p, seg, src, dst, links);
+    seg -= p->n_cross;
     rt_link_dir d = seg < W ? RT_DIR_UP : RT_DIR_DOWN;
     int r = seg % W, cpu = rt_platform_cpu(p, r / p->devices);
     *src = d == RT_DIR_UP ? r : cpu;
@@ -237,8 +227,8 @@ int rt_platform_path(const rt_platform *p, int src, int dst, int *segs)
         k_out = k_in;
     }
     segs[n++] = seg_nic(p, A, k_out, RT_DIR_UP);
-    if (leaf_of(p, A) != leaf_of(p, B))
-        segs[n++] = seg_leaves(p, plane_of(p, k_in), leaf_of(p, A), leaf_of(p, B));
+    int la = leaf_of(p, A), lb = leaf_of(p, B);
+    if (la != lb) n += p->fabric->route(p, plane_of(p, k_in), la, lb, src, dst, segs + n);
     segs[n++] = seg_nic(p, B, k_in, RT_DIR_DOWN);
     return n;
 }
@@ -279,10 +269,9 @@ static void write_route(const rt_platform *p, FILE *f, int src, int dst, const i
 
 static int segment_used(const rt_platform *p, int seg)
 {
-    int LL = p->leaves * p->leaves, base = 2 * p->world + 2 * p->nodes * p->nics;
-    if (seg < base || seg >= base + p->planes * LL) return 1;
-    int i = (seg - base) % LL;
-    return i / p->leaves != i % p->leaves; /* no leaf-to-itself segment */
+    int base = rt_fabric_seg0(p);
+    if (seg < base || seg >= base + p->n_cross) return 1;
+    return p->fabric->segment_used(p, seg - base);
 }
 
 static void write_pair_routes(const rt_platform *p, FILE *f)
@@ -325,8 +314,19 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
         fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"%s/>\n", name,
                 h < p->world ? p->gpu_speed : 1e9, cores_attr(p, h));
     }
+    if (p->fabric->comment) p->fabric->comment(p, f);
     for (int i = 0; i < t->faults.n; i++) {
         const rt_fault *x = &t->faults.f[i];
+        if (p->ecmp_hash && x->link == RT_FAULT_UPLINK) {
+            fprintf(f,
+                    "<!-- fault: uplink %d %d keeps %.6g of each port's bandwidth (bandwidth "
+                    "%.6g, background %.6g)",
+                    x->a, x->b, rt_fault_factor(x, 0), x->bandwidth, x->background);
+            if (x->ports_down > 0)
+                fprintf(f, "; its ports 0..%d are down: no route crosses them", x->ports_down - 1);
+            fputs(" -->\n", f);
+            continue;
+        }
         fprintf(f,
                 "<!-- fault: %s %d %d keeps %.6g of its bandwidth (bandwidth %.6g, "
                 "background %.6g) -->\n",

@@ -7,10 +7,19 @@
  *                crossbar is these links alone, so any two devices of a node meet only
  *                their own two links;
  *   nic-H-K      NIC K of node H <-> its leaf (UP: towards the leaf);
- *   uplink-P-L   everything leaf L of plane P sends to or receives from the spines, with
- *                (radix/2 ports x NIC bandwidth) / oversubscription; the spine layer is
- *                non-blocking (ECMP is taken as perfectly balanced);
+ *   uplink-P-L   (scale_out.ecmp: balanced, the default) everything leaf L of plane P sends
+ *                to or receives from the spines, with (radix/2 ports x NIC bandwidth) /
+ *                oversubscription; the spine layer is non-blocking (ECMP is taken as
+ *                perfectly balanced);
+ *   uplink-P-L-S (ecmp: hash) port S of leaf L to spine S of plane P (a 2-level folded Clos:
+ *                spine S joins port S of every leaf of its plane), radix/2 / oversubscription
+ *                ports at NIC bandwidth each; spines are hosts "spine-P-S". A flow between
+ *                leaves takes one spine, by a hash of its devices (rt_fabric_ecmp_port in
+ *                sim/fabric_fat_tree.c), so flows collide on ports; a failed port (faults:
+ *                ports_down) is left out of every route and flows rehash over the others;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
+ * The uplinks, spines and leaf-to-leaf segments belong to the fabric family (sim/fabric.h:
+ * fat_tree as above, rail_only with one switch per rail and none of them).
  * A plane is one rail when the fabric is rail-optimized (NIC K of every node on plane K),
  * else the single fat-tree every NIC joins. Bandwidths are the datasheet figures times the
  * topology's collective efficiencies (what collectives achieve), latencies are split so that
@@ -19,8 +28,9 @@
  * A route between two devices of different nodes goes the way NCCL's PXN sends it on a
  * rail-optimized fabric: over NVLink to the source node's device with the destination's local
  * index, then on that rail. Routes are built from segments: a segment is a (source host,
- * destination host) pair with its one or two directed links; segments are also the unit the
- * SimGrid engine aggregates flows onto. */
+ * destination host) pair with its one or two directed links (leaf to leaf when balanced; leaf
+ * to spine and spine to leaf under ecmp: hash); segments are also the unit the SimGrid engine
+ * aggregates flows onto (links mode: under ecmp: hash, per leaf-to-spine port direction). */
 #ifndef RT_SIMGRID_PLATFORM_H
 #define RT_SIMGRID_PLATFORM_H
 
@@ -28,7 +38,7 @@
 
 #include "topology.h"
 
-enum { RT_PLATFORM_MAX_PATH = 5 }; /* segments on the longest device-to-device route */
+enum { RT_PLATFORM_MAX_PATH = 6 }; /* segments on the longest device-to-device route */
 
 typedef enum { RT_DIR_UP, RT_DIR_DOWN } rt_link_dir;
 
@@ -38,6 +48,14 @@ typedef struct rt_platform {
     int planes;         /* rail-optimized: nics; else 1 */
     int nodes_per_leaf; /* nodes under one leaf of a plane */
     int leaves;         /* leaves per plane */
+    int ecmp_hash;      /* scale_out.ecmp: hash (one uplink per spine port) */
+    int ports;          /* spine ports of a leaf: radix / 2, under ecmp: hash divided by
+                           oversubscription (the spines of a plane) */
+    int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
+    int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
+    const struct rt_fabric *fabric; /* scale_out.family (sim/fabric.h) */
+    int n_up_hosts, n_up_links;     /* the family's switches and links above the leaves */
+    int n_cross;                    /* its segments (leaf-crossing routes are made of them) */
     int n_hosts;
     int n_links; /* duplex links; directed link id = 2 x duplex + rt_link_dir */
     int n_segments;

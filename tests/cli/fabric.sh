@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fabric keys of scale_out. ecmp: `hash` makes `rectwin platform` write one uplink per spine port and the spines
+# as hosts (DGX H100, radix 8: 4 nodes and 4 spine ports per leaf and rail, 8 nodes = 2 leaves),
+# `balanced` (the default) the one aggregated uplink; a bad value is refused with its location
+# and the allowed values; summary.json echoes the setting for both engines. family: rail_only
+# (topologies/dgx-h100-rail-only.yaml) writes no uplink and no spine, and refuses more nodes than
+# one rail switch serves (radix 64) at the `family:` line.
+set -euo pipefail
+rectwin=$1
+src=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+sed -e 's/^  radix: 64 .*/  radix: 8/' "$src/topologies/dgx-h100.yaml" >"$out/b.yaml"
+sed -e 's/^  radix: 8$/  radix: 8\n  ecmp: hash/' "$out/b.yaml" >"$out/h.yaml"
+grep -q '^  ecmp: hash' "$out/h.yaml" || { echo "test setup: no ecmp line"; exit 1; }
+"$rectwin" platform "$out/b.yaml" --nodes 8 -o "$out/b.xml" >/dev/null
+"$rectwin" platform "$out/h.yaml" --nodes 8 -o "$out/h.xml" >/dev/null
+grep -q '<link id="uplink-0-1"' "$out/b.xml" || { echo "balanced: no aggregated uplink"; exit 1; }
+if grep -q 'spine-' "$out/b.xml"; then echo "balanced: spines written"; exit 1; fi
+# 4 ports x 400 Gb/s x 0.9 / 4 ports -> each port 45e9 B/s
+grep -q '<link id="uplink-7-1-3" bandwidth="45000000000Bps"' "$out/h.xml" || { echo "hash: no port link"; exit 1; }
+grep -q '<host id="spine-7-3"' "$out/h.xml" || { echo "hash: no spine host"; exit 1; }
+grep -q '<route src="leaf-7-1" dst="spine-7-3"' "$out/h.xml" || { echo "hash: no leaf-to-spine route"; exit 1; }
+sed -e 's/ecmp: hash/ecmp: random/' "$out/h.yaml" >"$out/x.yaml"
+line=$(grep -n 'ecmp: random' "$out/x.yaml" | cut -d: -f1)
+if "$rectwin" platform "$out/x.yaml" --nodes 8 -o "$out/x.xml" 2>"$out/err"; then
+  echo "accepted ecmp: random"; exit 1
+fi
+grep -q "x.yaml:$line:.*balanced.*hash" "$out/err" || { cat "$out/err"; exit 1; }
+for e in analytic simgrid; do
+  "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --quiet --engine $e --out "$out/$e" \
+    --set topology.file="$out/h.yaml" --set topology.nodes=8
+  python3 - "$out/$e/summary.json" "$e" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+got = s["platform"]["ecmp"] if sys.argv[2] == "simgrid" else s["ecmp"]
+assert got.startswith("hash") if sys.argv[2] == "simgrid" else got.startswith("balanced assumed"), got
+PY
+done
+"$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 64 -o "$out/r.xml" >/dev/null
+if grep -q 'uplink\|spine-' "$out/r.xml"; then echo "rail_only: uplinks written"; exit 1; fi
+grep -q '<host id="leaf-7-0"' "$out/r.xml" || { echo "rail_only: no switch of rail 7"; exit 1; }
+line=$(grep -n '^  family: rail_only' "$src/topologies/dgx-h100-rail-only.yaml" | cut -d: -f1)
+if "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 65 -o "$out/r2.xml" 2>"$out/err"; then
+  echo "rail_only accepted 65 nodes on radix 64"; exit 1
+fi
+grep -q "dgx-h100-rail-only.yaml:$line:.*65 nodes exceed the 64 one rail switch serves" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/r2.xml" ] || { echo "a refused platform was written"; exit 1; }

@@ -1,0 +1,182 @@
+/* Fabric families (`scale_out.family`, sim/fabric.h): both engines read one description.
+ *
+ * Platform (as tests/test_faults.c): nodes of 2 devices, one 25e9 B/s NIC per device on its
+ * rail (rail-optimized, PXN), efficiencies 1, NIC latency 0.2 us, switch latency 1 us,
+ * base_latency 1 us, radix 4, 4 nodes. fat_tree: a leaf serves radix/2 = 2 nodes, so node 0 and
+ * node 2 sit under different leaves: 2 x levels + 1 = 3 switches between their NICs.
+ * rail_only: the rail switch serves all radix = 4 nodes: 1 switch. Rank 0 sends X = 1e9 bytes to
+ * rank 4 (node 2, same local index: no NVLink hop):
+ *   fat_tree   X / 25e9 + 0.2 us + 3 x 1 us + 1 us = 40.0042 ms,
+ *   rail_only  X / 25e9 + 0.2 us + 1 x 1 us + 1 us = 40.0022 ms,
+ * in both engines (the SimGrid flow pays its route latency, and the engine adds the analytic
+ * latency beyond it). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engines.h"
+#include "fabric.h"
+#include "simgrid.h"
+#include "simgrid_platform.h"
+
+#define X 1e9
+
+static void assert_rel(double got, double want, double rel)
+{
+    if (!(fabs(got - want) <= rel * fabs(want))) {
+        print_error("got %.12g, want %.12g (relative tolerance %.3g)\n", got, want, rel);
+        fail();
+    }
+}
+
+static void fill_topology(rt_topology *t, rt_fabric_family family)
+{
+    memset(t, 0, sizeof *t);
+    t->name = "fabric";
+    t->device.peak_flops[RT_DT_FP32] = 1e12;
+    t->device.hbm_bw = 1e12;
+    t->device.eff_flops = t->device.eff_hbm = 1;
+    t->node.devices = 2;
+    t->node.scale_up = RT_SCALEUP_NVSWITCH;
+    t->node.scale_up_bw = 100e9;
+    t->node.scale_up_latency = 10e-6;
+    t->node.host_bw = 50e9;
+    t->net.nics_per_node = 2;
+    t->net.nic_bw = 25e9;
+    t->net.nic_latency = 0.2e-6;
+    t->net.rail_optimized = 1;
+    t->net.levels = 1;
+    t->net.radix = 4;
+    t->net.oversubscription = 1;
+    t->net.switch_latency = 1e-6;
+    t->net.family = family;
+    t->coll.eff_intra = t->coll.eff_inter = 1;
+    t->coll.base_latency = 1e-6;
+    t->nodes = 4;
+}
+
+/* An AlltoAllv over the 8 ranks where rank 0 alone sends X to rank 4. */
+static rt_graph *one_flow(void)
+{
+    int reps[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double w[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    rt_graph *g = rt_graph_new(8, 8, reps, w);
+    assert_non_null(g);
+    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
+                                     (rt_group){8, 1}, "c", NULL, 0);
+    for (int r = 0; r < 8; r++) {
+        rt_op_cost *c = rt_graph_cost(g, op, r);
+        c->send = rt_graph_peer_bytes(g, 8);
+        c->recv = rt_graph_peer_bytes(g, 8);
+    }
+    rt_graph_cost(g, op, 0)->send[4] = (uint64_t)X;
+    rt_graph_cost(g, op, 0)->bytes = X;
+    rt_graph_cost(g, op, 4)->recv[0] = (uint64_t)X;
+    rt_graph_cost(g, op, 4)->recv_bytes = X;
+    return g;
+}
+
+static double run(const rt_topology *t, rt_graph *g, const char *engine)
+{
+    rt_scenario s;
+    memset(&s, 0, sizeof s);
+    s.name = "fabric";
+    s.topology = *t;
+    rt_result *r = rt_result_new(g, engine);
+    assert_non_null(r);
+    if (!strcmp(engine, "simgrid")) {
+        rt_simgrid_settings sg;
+        rt_simgrid_settings_default(&sg);
+        assert_int_equal(rt_simgrid_run(&s, g, &sg, r, stderr), 0);
+    } else {
+        assert_int_equal(rt_engine_find(engine)->run(&s, g, r, stderr), 0);
+    }
+    double d = 0;
+    for (int rank = 0; rank < g->world; rank++)
+        d = fmax(d, r->end[rank] - r->start[rank]);
+    rt_result_free(r);
+    rt_graph_free(g);
+    return d;
+}
+
+/* One flow, no congestion: each family's hand-computed time, the same in both engines. */
+static void engines_agree_per_family(void **state)
+{
+    (void)state;
+    const double want[RT_FAMILY_COUNT] = {
+        [RT_FAMILY_FAT_TREE] = X / 25e9 + 0.2e-6 + 3e-6 + 1e-6,
+        [RT_FAMILY_RAIL_ONLY] = X / 25e9 + 0.2e-6 + 1e-6 + 1e-6,
+    };
+    for (int f = 0; f < RT_FAMILY_COUNT; f++) {
+        rt_topology t;
+        fill_topology(&t, (rt_fabric_family)f);
+        assert_int_equal(rt_topology_check_faults(&t), 0);
+        double a = run(&t, one_flow(), "analytic"), s = run(&t, one_flow(), "simgrid");
+        assert_rel(a, want[f], 1e-12);
+        assert_rel(s, a, 1e-9);
+        /* the analytic hop count is the one the platform's latencies add up to */
+        const char *why = NULL;
+        rt_platform *p = rt_platform_new(&t, 4, &why);
+        assert_non_null(p);
+        int segs[RT_PLATFORM_MAX_PATH], n = rt_platform_path(p, 0, 4, segs);
+        double lat = 0;
+        for (int i = 0; i < n; i++)
+            lat += rt_platform_segment_latency(p, segs[i]);
+        assert_rel(lat, 0.2e-6 + rt_fabric_of(&t)->switches(&t, f == RT_FAMILY_FAT_TREE) * 1e-6,
+                   1e-12);
+        rt_platform_free(p);
+    }
+}
+
+/* rail_only writes no spine and no uplink, and the rail switch serves radix nodes: 5 nodes on
+ * radix 4 are refused by the platform and by the topology check. */
+static void rail_only_layout(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, RT_FAMILY_RAIL_ONLY);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 4, &why);
+    assert_non_null(p);
+    assert_int_equal(p->leaves, 1);
+    assert_int_equal(p->n_hosts, 8 + 4 + 4 + 2); /* gpus, nvs, cpus, one switch per rail */
+    assert_int_equal(p->n_links, 8 + 8 + 8);     /* nvlink, nic, pcie */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
+    fclose(f);
+    assert_null(strstr(buf, "uplink"));
+    assert_null(strstr(buf, "spine-"));
+    assert_non_null(strstr(buf, "family rail_only"));
+    assert_non_null(strstr(buf, "<route src=\"gpu-0\" dst=\"gpu-5\""));
+    free(buf);
+    rt_platform_free(p);
+    t.nodes = 5;
+    assert_null(rt_platform_new(&t, 5, &why));
+    assert_non_null(strstr(why, "rail switch"));
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    t.nodes = 4;
+    t.net.ecmp = RT_ECMP_HASH; /* no spine port to hash over */
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    t.net.ecmp = RT_ECMP_BALANCED;
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    t.net.rail_optimized = 0;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(engines_agree_per_family),
+        cmocka_unit_test(rail_only_layout),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
