@@ -62,6 +62,10 @@ typedef struct rt_proto_spec {
     int enabled;
     double bandwidth; /* fraction of the algorithm's bus bandwidth the protocol achieves */
     rt_proto_lat ring, tree;
+    /* NCCL's channel tuning (with rt_coll_tuning.channels, else 0): the protocol's most threads
+     * per channel and its bytes per thread below which a ring or tree call drops a channel
+     * (sim/collective_channels.c). */
+    int threads, thread_threshold;
 } rt_proto_spec;
 
 typedef struct rt_coll_tuning {
@@ -75,6 +79,10 @@ typedef struct rt_coll_tuning {
     int has_protocols;
     rt_proto_spec proto[RT_PROTO_COUNT];
     double p2p_channels;
+    /* Optional `channels:` (needs `protocols:` with threads and thread_threshold): the channels
+     * NCCL builds for collectives; a ring or tree call of S bytes runs on fewer of them when S is
+     * small, at that share of its bandwidth. 0: every call at the full bandwidth. */
+    int channels;
 } rt_coll_tuning;
 
 /* A topology section that belongs to one engine (`simgrid:`, rt_topology_engine_sections):

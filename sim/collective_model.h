@@ -36,6 +36,9 @@ typedef struct rt_coll_time {
     double transfer_s; /* bandwidth term */
     double total_s;
     int proto; /* the rt_proto chosen when the topology has `protocols:`, else -1 */
+    /* the channels a ring or tree call runs on when the topology has `channels:`
+     * (collective_channels.h), else 0 */
+    int channels;
 } rt_coll_time;
 
 void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_shape *out);
