@@ -23,8 +23,9 @@ static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "ni
                                        "oversubscription", "switch_latency", NULL};
 static const char *const coll_keys[] = {"efficiency",   "base_latency", "protocols",
                                         "p2p_channels", "channels",     NULL};
-static const char *const proto_keys[] = {"bandwidth",        "ring", "tree", "threads",
-                                         "thread_threshold", NULL};
+static const char *const proto_keys[] = {
+    "bandwidth",       "ring", "tree", "threads", "thread_threshold", "tree_bandwidth",
+    "tree_correction", NULL};
 static const char *const proto_lat_keys[] = {"base", "nvlink", "pcie", "net", NULL};
 static const char *const coll_eff_keys[] = {"intra", "inter", NULL};
 
@@ -112,6 +113,28 @@ static int parse_proto_lat(struct rt_cfg *c, struct fy_node *map, const char *ke
     return 0;
 }
 
+/* A protocol's `tree_correction`: factors in (0, 1] for sizes 64 B x 2^i, i = 0, 1, ... */
+static int parse_tree_correction(struct rt_cfg *c, struct fy_node *m, rt_proto_spec *s)
+{
+    double *v = NULL;
+    int n = 0;
+    int r = rt_cfg_get_double_list(c, m, "tree_correction", 0, 1e-3, 1, &v, &n);
+    if (r < 0) return -1;
+    if (r == 0 && (n < 1 || n > RT_TREE_CORRECTION_MAX)) {
+        free(v);
+        rt_cfg_error(c, m, "tree_correction has %d factors; allowed: 1 to %d", n,
+                     RT_TREE_CORRECTION_MAX);
+        return -1;
+    }
+    if (r == 0) {
+        for (int i = 0; i < n; i++)
+            s->tree_correction[i] = v[i];
+        s->n_tree_correction = n;
+    }
+    free(v);
+    return 0;
+}
+
 /* `protocols:`: a mapping of ll, ll128, simple (any subset; an absent one is not used). */
 static int parse_protocols(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll)
 {
@@ -134,6 +157,9 @@ static int parse_protocols(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *
             rt_cfg_get_int(c, m, "thread_threshold", 0, 1, 1 << 20, &thr) < 0)
             return -1;
         s->threads = (int)threads, s->thread_threshold = (int)thr;
+        if (rt_cfg_get_double(c, m, "tree_bandwidth", 0, 1e-3, 1, &s->tree_bandwidth) < 0 ||
+            parse_tree_correction(c, m, s) < 0)
+            return -1;
         any = 1;
     }
     if (!any) {

@@ -58,6 +58,8 @@ typedef struct rt_proto_lat {
     double base, nvlink, pcie, net;
 } rt_proto_lat;
 
+enum { RT_TREE_CORRECTION_MAX = 32 };
+
 typedef struct rt_proto_spec {
     int enabled;
     double bandwidth; /* fraction of the algorithm's bus bandwidth the protocol achieves */
@@ -66,6 +68,12 @@ typedef struct rt_proto_spec {
      * per channel and its bytes per thread below which a ring or tree call drops a channel
      * (sim/collective_channels.c). */
     int threads, thread_threshold;
+    /* The tree's fraction of its bandwidth term (0: `bandwidth`), and NCCL's size correction of
+     * a tree AllReduce: tree_correction[i] for sizes in [64 B x 2^i, 64 B x 2^(i+1)), i below
+     * n_tree_correction (none: 1). */
+    double tree_bandwidth;
+    double tree_correction[RT_TREE_CORRECTION_MAX];
+    int n_tree_correction;
 } rt_proto_spec;
 
 typedef struct rt_coll_tuning {

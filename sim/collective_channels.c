@@ -40,4 +40,5 @@ void rt_coll_channel_ramp(const rt_topology *t, const rt_coll_call *c, int n, rt
     if (nc <= 0) return;
     o->channels = nc;
     o->transfer_s *= (double)t->coll.channels / nc;
+    o->wire *= (double)t->coll.channels / nc;
 }

@@ -39,6 +39,10 @@ typedef struct rt_coll_time {
     /* the channels a ring or tree call runs on when the topology has `channels:`
      * (collective_channels.h), else 0 */
     int channels;
+    /* transfer_s / the algorithm's full bandwidth term: 1 / the protocol's bandwidth fraction
+     * (ring and tree) x channels / the call's channels; 1 otherwise. The simgrid engine's flows
+     * carry this many wire bytes per byte. */
+    double wire;
 } rt_coll_time;
 
 void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_shape *out);

@@ -15,6 +15,7 @@
 #include "collective_channels.h"
 #include "collective_model.h"
 #include "collective_policy.h"
+#include "collective_terms.h"
 
 #define MiB (1024.0 * 1024.0)
 #define GiB (1024.0 * MiB)
@@ -119,12 +120,18 @@ static rt_topology proto_topo(int nodes)
 {
     rt_topology t = topo(nodes);
     t.coll.has_protocols = 1;
-    t.coll.proto[RT_PROTO_LL] =
-        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {6e-6, 1e-6, 2e-6, 4e-6}, 0, 0};
-    t.coll.proto[RT_PROTO_LL128] =
-        (rt_proto_spec){1, 0.9, {10e-6, 2e-6, 3e-6, 5e-6}, {12e-6, 2e-6, 3e-6, 6e-6}, 0, 0};
-    t.coll.proto[RT_PROTO_SIMPLE] =
-        (rt_proto_spec){1, 1.0, {20e-6, 4e-6, 5e-6, 10e-6}, {22e-6, 4e-6, 5e-6, 12e-6}, 0, 0};
+    t.coll.proto[RT_PROTO_LL] = (rt_proto_spec){.enabled = 1,
+                                                .bandwidth = 0.5,
+                                                .ring = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .tree = {6e-6, 1e-6, 2e-6, 4e-6}};
+    t.coll.proto[RT_PROTO_LL128] = (rt_proto_spec){.enabled = 1,
+                                                   .bandwidth = 0.9,
+                                                   .ring = {10e-6, 2e-6, 3e-6, 5e-6},
+                                                   .tree = {12e-6, 2e-6, 3e-6, 6e-6}};
+    t.coll.proto[RT_PROTO_SIMPLE] = (rt_proto_spec){.enabled = 1,
+                                                    .bandwidth = 1.0,
+                                                    .ring = {20e-6, 4e-6, 5e-6, 10e-6},
+                                                    .tree = {22e-6, 4e-6, 5e-6, 12e-6}};
     t.coll.p2p_channels = 4;
     return t;
 }
@@ -240,6 +247,7 @@ static void channel_ramp_time(void **state)
     assert_int_equal(o.channels, 1);
     assert_close(o.latency_s, 22e-6);
     assert_close(o.transfer_s, 16 * x);
+    assert_close(o.wire, 16 / 0.5);
     assert_close(o.total_s, 22e-6 + 16 * x);
     rt_coll_time big =
         call_time(&ch, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, 8 * 65536, NULL, NULL);
@@ -263,6 +271,58 @@ static void channel_ramp_time(void **state)
     assert_close(nv.total_s, call_time(&one, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1},
                                        65536, NULL, NULL)
                                  .total_s);
+}
+
+/* NCCL's tree figures: tree_bandwidth replaces a protocol's factor for trees, and
+ * tree_correction[i] scales a tree AllReduce of S in [64 x 2^i, 64 x 2^(i+1)) B. */
+static void tree_factors(void **state)
+{
+    (void)state;
+    rt_proto_spec s = {.enabled = 1, .bandwidth = 0.5, .tree_bandwidth = 0.25};
+    for (int i = 0; i < 15; i++)
+        s.tree_correction[i] = 1.0 - i / 100.0;
+    s.n_tree_correction = 15;
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_RING, RT_COLL_ALLREDUCE, MiB), 0.5);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 63), 0.25);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 64), 0.25);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 127), 0.25);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 128), 0.25 * 0.99);
+    /* 1 MiB = 64 x 2^14: the last entry; 2 MiB is past the table. */
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, MiB), 0.25 * 0.86);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 2 * MiB - 1),
+                 0.25 * 0.86);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 2 * MiB), 0.25);
+    s.tree_bandwidth = 0;
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 2 * MiB), 0.5);
+
+    /* Tree AllReduce over 4 nodes at 1 MiB (protocol_selection: LL, 36 us + term / 0.5 with
+     * term = 2 S / (8 x 45e9) = 5.825 us, 47.65 us). With tree factors LL 0.25, LL128 0.8,
+     * Simple 0.9 and a correction of 0.5 at 1 MiB for LL and LL128:
+     *   LL     36 us + term / 0.125 = 82.6 us
+     *   LL128  12 + 2 (7 x 2 + 2 x 6) = 64 us + term / 0.4 = 78.56 us   <- fastest
+     *   Simple 22 + 2 (7 x 4 + 2 x 12) = 126 us + term / 0.9 */
+    rt_topology t = proto_topo(4);
+    double term = 2 * MiB / (8 * 45e9);
+    const double tb[] = {0.25, 0.8, 0.9};
+    for (int p = 0; p < RT_PROTO_COUNT; p++) {
+        t.coll.proto[p].tree_bandwidth = tb[p];
+        if (p == RT_PROTO_SIMPLE) continue;
+        for (int i = 0; i < 15; i++)
+            t.coll.proto[p].tree_correction[i] = i == 14 ? 0.5 : 1.0;
+        t.coll.proto[p].n_tree_correction = 15;
+    }
+    rt_coll_time o =
+        call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_TREE, (rt_group){32, 1}, MiB, NULL, NULL);
+    assert_int_equal(o.proto, RT_PROTO_LL128);
+    assert_close(o.latency_s, 64e-6);
+    assert_close(o.transfer_s, term / 0.4);
+    assert_close(o.wire, 1 / 0.4);
+    /* The ring keeps its protocol factors. */
+    rt_topology plain = proto_topo(4);
+    assert_close(
+        call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){32, 1}, MiB, NULL, NULL).total_s,
+        call_time(&plain, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){32, 1}, MiB, NULL, NULL)
+            .total_s);
 }
 
 static uint64_t *uniform(int n, uint64_t per_peer);
@@ -499,6 +559,7 @@ int main(void)
         cmocka_unit_test(protocol_selection),
         cmocka_unit_test(channel_count),
         cmocka_unit_test(channel_ramp_time),
+        cmocka_unit_test(tree_factors),
         cmocka_unit_test(alltoall_per_peer_term),
         cmocka_unit_test(alltoall_oversubscription),
         cmocka_unit_test(shapes),

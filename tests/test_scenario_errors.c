@@ -137,7 +137,7 @@ static void bad_faults(void **state)
 
 /* NCCL's channel tuning is all or nothing: `channels:` with every protocol's threads and
  * thread_threshold (dgx-h100.yaml has them), and a channel count NCCL can have (1..64). */
-static void channels_need_threads(void **state)
+static void channel_and_tree_tuning_errors(void **state)
 {
     (void)state;
     const char *e1[] = {NULL, "key 'topology.collective.channels'", "allowed: [1, 64]", NULL};
@@ -162,6 +162,14 @@ static void channels_need_threads(void **state)
                  "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
                  NULL, 0, (e3[0] = at(8, 5), e3));
 #undef TOPO_A100
+    /* A tree correction table has 1 to 32 factors (64 B to 128 GiB). */
+    const char *e4[] = {NULL, "tree_correction has 0 factors", "allowed: 1 to 32", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                 "  collective:\n    protocols:\n"
+                 "      ll: {bandwidth: 0.5, ring: {base: 1us, nvlink: 1us, pcie: 1us, net: 1us},"
+                 " tree: {base: 1us, nvlink: 1us, pcie: 1us, net: 1us}, tree_correction: []}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e4[0] = at(9, 12), e4));
 }
 
 static void unknown_unit(void **state)
@@ -434,7 +442,7 @@ int main(void)
         cmocka_unit_test(valid_scenario_loads),
         cmocka_unit_test(unknown_key),
         cmocka_unit_test(bad_faults),
-        cmocka_unit_test(channels_need_threads),
+        cmocka_unit_test(channel_and_tree_tuning_errors),
         cmocka_unit_test(wrong_type),
         cmocka_unit_test(out_of_range),
         cmocka_unit_test(unknown_unit),

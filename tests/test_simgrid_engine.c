@@ -275,8 +275,10 @@ static void test_protocol_framing_on_the_wire(void **state)
     rt_topology t;
     fill_topology(&t, 1, 8, 64, 1);
     t.coll.has_protocols = 1;
-    t.coll.proto[RT_PROTO_LL] =
-        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {5e-6, 1e-6, 2e-6, 3e-6}, 0, 0};
+    t.coll.proto[RT_PROTO_LL] = (rt_proto_spec){.enabled = 1,
+                                                .bandwidth = 0.5,
+                                                .ring = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .tree = {5e-6, 1e-6, 2e-6, 3e-6}};
     double S = 64 * MiB, an;
     double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
     assert_rel(sg, an, 1e-9);
@@ -293,8 +295,12 @@ static void test_channel_ramp_on_the_wire(void **state)
     rt_topology t;
     fill_topology(&t, 1, 8, 64, 1);
     t.coll.has_protocols = 1;
-    t.coll.proto[RT_PROTO_LL] =
-        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {5e-6, 1e-6, 2e-6, 3e-6}, 512, 8};
+    t.coll.proto[RT_PROTO_LL] = (rt_proto_spec){.enabled = 1,
+                                                .bandwidth = 0.5,
+                                                .ring = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .tree = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .threads = 512,
+                                                .thread_threshold = 8};
     t.coll.channels = 16;
     double S = 128 * 1024, an;
     double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
