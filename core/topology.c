@@ -21,8 +21,9 @@ static const char *const node_keys[] = {"devices", "scale_up", "scale_up_bw",  "
 static const char *const net_keys[] = {"nics_per_node",    "nic_bw",         "nic_latency",
                                        "rail_optimized",   "levels",         "radix",
                                        "oversubscription", "switch_latency", NULL};
-static const char *const coll_keys[] = {"efficiency",   "base_latency", "protocols",
-                                        "p2p_channels", "channels",     NULL};
+static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
+                                        "channels",   "nvls",         NULL};
+static const char *const nvls_keys[] = {"efficiency", "channels", "latency", NULL};
 static const char *const proto_keys[] = {
     "bandwidth",       "ring", "tree", "threads", "thread_threshold", "tree_bandwidth",
     "tree_correction", NULL};
@@ -218,6 +219,19 @@ static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll,
     if (!coll->p2p_channels) coll->p2p_channels = 1;
     if (rt_cfg_get_double(c, n, "p2p_channels", 0, 1, 1024, &coll->p2p_channels) < 0) return -1;
     if (parse_channels(c, n, coll) < 0) return -1;
+    struct fy_node *nv = rt_cfg_get_map(c, n, "nvls", 0, &ok);
+    if (!ok) return -1;
+    if (nv) {
+        /* NCCL's NVLS channels: at least 2 (tuning.cc skips NVLS below), at most MAXCHANNELS. */
+        int64_t ch = coll->nvls_channels;
+        if (rt_cfg_check_keys(c, nv, nvls_keys) ||
+            rt_cfg_get_double(c, nv, "efficiency", 1, 1e-3, 1, &coll->nvls_efficiency) < 0 ||
+            rt_cfg_get_int(c, nv, "channels", 1, 2, 64, &ch) < 0 ||
+            rt_cfg_get_unit(c, nv, "latency", 1, RT_UNIT_TIME, 0, T_MAX, &coll->nvls_latency) < 0)
+            return -1;
+        coll->nvls_channels = (int)ch;
+        coll->has_nvls = 1;
+    }
     return rt_cfg_get_unit(c, n, "base_latency", req, RT_UNIT_TIME, 0, T_MAX, &coll->base_latency) <
                    0
                ? -1

@@ -91,6 +91,12 @@ typedef struct rt_coll_tuning {
      * NCCL builds for collectives; a ring or tree call of S bytes runs on fewer of them when S is
      * small, at that share of its bandwidth. 0: every call at the full bandwidth. */
     int channels;
+    /* Optional `nvls:` (NCCL's NVLS figures): the nvls algorithm's bandwidth is scale_up_bw x
+     * efficiency x (channels - 1) / channels instead of scale_up_bw x eff_intra, its latency
+     * `latency` instead of Simple's ring base and the switch hops. has_nvls 0: none of this. */
+    int has_nvls;
+    double nvls_efficiency, nvls_latency;
+    int nvls_channels;
 } rt_coll_tuning;
 
 /* A topology section that belongs to one engine (`simgrid:`, rt_topology_engine_sections):

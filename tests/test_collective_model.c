@@ -114,6 +114,35 @@ static void nvls_allreduce(void **state)
                 model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL));
 }
 
+/* NCCL's NVLS figures: bandwidth scale_up_bw x 0.85 x 15/16 = 358.59375e9 B/s instead of
+ * 450e9 x 0.8, latency 25 us instead of the switch hops (this topology has no protocols, so
+ * base_latency's 5 us is added as to every call). AllReduce of 1 GiB: S / 358.59375e9 +
+ * 30 us; AllGather: 7/8 of S over it + 30 us. The simgrid flows carry 0.8 / (0.85 x 15/16)
+ * wire bytes per byte. */
+static void nvls_figures(void **state)
+{
+    (void)state;
+    rt_topology t = topo(1);
+    t.coll.has_nvls = 1;
+    t.coll.nvls_efficiency = 0.85;
+    t.coll.nvls_channels = 16;
+    t.coll.nvls_latency = 25e-6;
+    double S = GiB, bw = 450e9 * 0.85 * 15 / 16;
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1}, S, NULL, NULL),
+                 S / bw + 30e-6);
+    assert_close(model(&t, RT_COLL_ALLGATHER, RT_ALGO_NVLS, (rt_group){8, 1}, S, NULL, NULL),
+                 7.0 / 8 * S / bw + 30e-6);
+    rt_coll_call c = {RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1}, 0, S, NULL, NULL};
+    rt_coll_time o;
+    const char *why = NULL;
+    assert_int_equal(rt_coll_model_time(&t, &c, &o, &why), 0);
+    assert_close(o.wire, 0.8 / (0.85 * 15 / 16));
+    /* The ring is untouched. */
+    rt_topology plain = topo(1);
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL),
+                 model(&plain, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL));
+}
+
 /* topo(NODES) with NCCL-style protocols of round test numbers (not NCCL's; those are in
  * topologies/README.md): LL half bandwidth, LL128 0.9, Simple full; latencies in us. */
 static rt_topology proto_topo(int nodes)
@@ -555,6 +584,7 @@ int main(void)
         cmocka_unit_test(ring_allgather_two_nodes),
         cmocka_unit_test(tree_and_hierarchical),
         cmocka_unit_test(nvls_allreduce),
+        cmocka_unit_test(nvls_figures),
         cmocka_unit_test(alltoallv_intra_vs_inter),
         cmocka_unit_test(protocol_selection),
         cmocka_unit_test(channel_count),

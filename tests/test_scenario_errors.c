@@ -162,6 +162,12 @@ static void channel_and_tree_tuning_errors(void **state)
                  "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
                  NULL, 0, (e3[0] = at(8, 5), e3));
 #undef TOPO_A100
+    /* NCCL runs NVLS on 2 channels or more. */
+    const char *e5[] = {NULL, "key 'topology.collective.nvls.channels'", "allowed: [2, 64]", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "  collective: {nvls: {efficiency: 0.85, channels: 1, latency: 25us}}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e5[0] = at(7, 51), e5));
     /* A tree correction table has 1 to 32 factors (64 B to 128 GiB). */
     const char *e4[] = {NULL, "tree_correction has 0 factors", "allowed: 1 to 32", NULL};
     expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"

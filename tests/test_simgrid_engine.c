@@ -308,6 +308,24 @@ static void test_channel_ramp_on_the_wire(void **state)
     assert_rel(sg, 4 * 2 * 7.0 / 8 * S / 50e9 + 5e-6 + 14 * 1e-6, 1e-9);
 }
 
+/* NCCL's NVLS figures in the flows: NVLS AllReduce of 64 MiB on one node runs at
+ * 100e9 x 0.85 x 15/16 per NVLink direction in both engines, plus its 25 us and (no
+ * protocols) base_latency's 1 us. */
+static void test_nvls_figures_on_the_wire(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 1, 8, 64, 1);
+    t.coll.has_nvls = 1;
+    t.coll.nvls_efficiency = 0.85;
+    t.coll.nvls_channels = 16;
+    t.coll.nvls_latency = 25e-6;
+    double S = 64 * MiB, an;
+    double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, S, &an);
+    assert_rel(an, S / (100e9 * 0.85 * 15 / 16) + 26e-6, 1e-9);
+    assert_rel(sg, an, 1e-9);
+}
+
 /* Aggregated flows (one per link direction and leaf pair) against one flow per device pair,
  * on the congested case where sharing matters most. */
 static void test_aggregation_matches_pairs(void **state)
@@ -411,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_latency_bound_agrees),
         cmocka_unit_test(test_protocol_framing_on_the_wire),
         cmocka_unit_test(test_channel_ramp_on_the_wire),
+        cmocka_unit_test(test_nvls_figures_on_the_wire),
         cmocka_unit_test(test_aggregation_matches_pairs),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_platform_size_estimate),

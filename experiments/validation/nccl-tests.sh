@@ -3,8 +3,9 @@
 # every row runs `rectwin collective ... --json` with both engines on the topology as committed
 # (no per-row factor) and prints one markdown table row: system, op, size, published busbw,
 # source, analytic and simgrid busbw (algorithm, protocol), error of each against the published,
-# and the analytic figure of two variants of the file: without NCCL's channel and tree tuning
-# (every call on all of NCCL's channels, trees at the ring's protocol factors) and without
+# and the analytic figure of two variants of the file: without NCCL's channel, tree and NVLS
+# tuning (every call on all of NCCL's channels, trees at the ring's protocol factors, NVLS at
+# efficiency.intra) and without
 # `protocols:` (the scalar model).
 # usage: bash experiments/validation/nccl-tests.sh [path/to/rectwin]
 set -euo pipefail
@@ -15,18 +16,19 @@ H100=topologies/dgx-h100.yaml
 # alpha-beta model with base_latency, for the "scalar" column.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed -e '/^  protocols:/,/^  p2p_channels:/d' -e '/^  channels:/d' "$H100" >"$tmp/dgx-h100-scalar.yaml"
-# The same file without NCCL's channel and tree tuning (`channels:` and the protocols'
-# `threads`, `thread_threshold`, `tree_bandwidth`, `tree_correction`): every ring and tree call
-# on all channels and at the protocol's ring factor, for the "no channel/tree tuning" column
-# (the model before that tuning).
+sed -e '/^  protocols:/,/^  p2p_channels:/d' -e '/^  channels:/d' -e '/^  nvls: {/d' "$H100" \
+  >"$tmp/dgx-h100-scalar.yaml"
+# The same file without NCCL's channel, tree and NVLS tuning (`channels:`, `nvls:` and the
+# protocols' `threads`, `thread_threshold`, `tree_bandwidth`, `tree_correction`): every ring
+# and tree call on all channels and at the protocol's ring factor, NVLS at efficiency.intra,
+# for the "no channel/tree/NVLS tuning" column (the model before that tuning).
 python3 - "$H100" >"$tmp/dgx-h100-notuning.yaml" <<'PY'
 import re, sys
 s = open(sys.argv[1]).read()
 s = re.sub(r",\s*threads: \d+, thread_threshold: \d+\}", "}", s)
 s = re.sub(r",\s*tree_bandwidth: [0-9.]+", "", s)
 s = re.sub(r",\s*tree_correction: \[[^\]]*\]", "", s)
-print(re.sub(r"(?m)^  channels:.*\n", "", s), end="")
+print(re.sub(r"(?m)^  (channels:|nvls: \{).*\n", "", s), end="")
 PY
 
 # label|topology|nodes|gpus per node (0: all)|op|algo|nccl-tests size (B)|published busbw (GB/s)|source
@@ -67,7 +69,7 @@ predict() { # topology nodes gpn op algo bytes engine -> "busbw algo proto"
     python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.2f %s" % (d["busbw_GBps"], d["algo"]))'
 }
 
-echo "| system | op | size (B) | published busbw (GB/s) | source | analytic | simgrid | error analytic | error simgrid | no channel/tree tuning, analytic | scalar model (no protocols), analytic |"
+echo "| system | op | size (B) | published busbw (GB/s) | source | analytic | simgrid | error analytic | error simgrid | no channel/tree/NVLS tuning, analytic | scalar model (no protocols), analytic |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 published | while IFS='|' read -r label topo nodes gpn op algo bytes pub src; do
   scalar=$topo nochan=$topo
