@@ -27,7 +27,8 @@
  *     takes the protocol's tree_bandwidth and, for an AllReduce, its tree_correction factor
  *     of the size when the topology gives them: NCCL's tree figures, topologies/README.md);
  * the intra hop is NVLink's unless the scale-up is PCIe. NVLS and hierarchical run Simple
- * (NCCL runs NVLS only with Simple): its ring base replaces base_latency. */
+ * (NCCL runs NVLS only with Simple): its ring base replaces base_latency (for NVLS, the
+ * topology's `collective.nvls` latency when it has one, collective_nvls.c). */
 #include "collective_terms.h"
 
 #include <math.h>
