@@ -29,8 +29,11 @@ static const char *const net_keys[] = {
     "nics_per_node",    "nic_bw",         "nic_latency", "rail_optimized", "levels", "radix",
     "oversubscription", "switch_latency", "ecmp",        "family",         NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
-                                        NULL};
-static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
+                                        "channels",   "nvls",         NULL};
+static const char *const nvls_keys[] = {"efficiency", "channels", "latency", NULL};
+static const char *const proto_keys[] = {
+    "bandwidth",       "ring", "tree", "threads", "thread_threshold", "tree_bandwidth",
+    "tree_correction", NULL};
 static const char *const proto_lat_keys[] = {"base", "nvlink", "pcie", "net", NULL};
 static const char *const coll_eff_keys[] = {"intra", "inter", NULL};
 
@@ -132,6 +135,28 @@ static int parse_proto_lat(struct rt_cfg *c, struct fy_node *map, const char *ke
     return 0;
 }
 
+/* A protocol's `tree_correction`: factors in (0, 1] for sizes 64 B x 2^i, i = 0, 1, ... */
+static int parse_tree_correction(struct rt_cfg *c, struct fy_node *m, rt_proto_spec *s)
+{
+    double *v = NULL;
+    int n = 0;
+    int r = rt_cfg_get_double_list(c, m, "tree_correction", 0, 1e-3, 1, &v, &n);
+    if (r < 0) return -1;
+    if (r == 0 && (n < 1 || n > RT_TREE_CORRECTION_MAX)) {
+        free(v);
+        rt_cfg_error(c, m, "tree_correction has %d factors; allowed: 1 to %d", n,
+                     RT_TREE_CORRECTION_MAX);
+        return -1;
+    }
+    if (r == 0) {
+        for (int i = 0; i < n; i++)
+            s->tree_correction[i] = v[i];
+        s->n_tree_correction = n;
+    }
+    free(v);
+    return 0;
+}
+
 /* `protocols:`: a mapping of ll, ll128, simple (any subset; an absent one is not used). */
 static int parse_protocols(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll)
 {
@@ -148,6 +173,15 @@ static int parse_protocols(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *
             rt_cfg_get_double(c, m, "bandwidth", 1, 1e-3, 1, &s->bandwidth) < 0 ||
             parse_proto_lat(c, m, "ring", &s->ring) || parse_proto_lat(c, m, "tree", &s->tree))
             return -1;
+        /* NCCL's most threads per channel are at most NCCL_MAX_NTHREADS = 640 (device.h). */
+        int64_t threads = s->threads, thr = s->thread_threshold;
+        if (rt_cfg_get_int(c, m, "threads", 0, 32, 640, &threads) < 0 ||
+            rt_cfg_get_int(c, m, "thread_threshold", 0, 1, 1 << 20, &thr) < 0)
+            return -1;
+        s->threads = (int)threads, s->thread_threshold = (int)thr;
+        if (rt_cfg_get_double(c, m, "tree_bandwidth", 0, 1e-3, 1, &s->tree_bandwidth) < 0 ||
+            parse_tree_correction(c, m, s) < 0)
+            return -1;
         any = 1;
     }
     if (!any) {
@@ -155,6 +189,39 @@ static int parse_protocols(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *
         return -1;
     }
     coll->has_protocols = 1;
+    return 0;
+}
+
+/* `channels:` (NCCL's MAXCHANNELS is 64, device.h) and the per-protocol threads and
+ * thread_threshold it needs: all of them or none, each enabled protocol with both. */
+static int parse_channels(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll)
+{
+    int64_t ch = coll->channels;
+    if (rt_cfg_get_int(c, n, "channels", 0, 1, 64, &ch) < 0) return -1;
+    coll->channels = (int)ch;
+    int with = 0, without = 0;
+    for (int p = 0; p < RT_PROTO_COUNT; p++) {
+        const rt_proto_spec *s = &coll->proto[p];
+        if (!s->enabled) continue;
+        if (s->threads > 0 && s->thread_threshold > 0)
+            with++;
+        else if (s->threads > 0 || s->thread_threshold > 0)
+            with++, without++;
+        else
+            without++;
+    }
+    if (coll->channels > 0 && (!coll->has_protocols || without > 0)) {
+        rt_cfg_error(c, n,
+                     "channels needs protocols: with threads and thread_threshold in every "
+                     "protocol; allowed: all three or none");
+        return -1;
+    }
+    if (coll->channels == 0 && with > 0) {
+        rt_cfg_error(c, n,
+                     "threads and thread_threshold do nothing without channels; allowed: all "
+                     "three or none");
+        return -1;
+    }
     return 0;
 }
 
@@ -172,6 +239,20 @@ static int parse_coll(struct rt_cfg *c, struct fy_node *n, rt_coll_tuning *coll,
     if (!ok || (pr && parse_protocols(c, pr, coll))) return -1;
     if (!coll->p2p_channels) coll->p2p_channels = 1;
     if (rt_cfg_get_double(c, n, "p2p_channels", 0, 1, 1024, &coll->p2p_channels) < 0) return -1;
+    if (parse_channels(c, n, coll) < 0) return -1;
+    struct fy_node *nv = rt_cfg_get_map(c, n, "nvls", 0, &ok);
+    if (!ok) return -1;
+    if (nv) {
+        /* NCCL's NVLS channels: at least 2 (tuning.cc skips NVLS below), at most MAXCHANNELS. */
+        int64_t ch = coll->nvls_channels;
+        if (rt_cfg_check_keys(c, nv, nvls_keys) ||
+            rt_cfg_get_double(c, nv, "efficiency", 1, 1e-3, 1, &coll->nvls_efficiency) < 0 ||
+            rt_cfg_get_int(c, nv, "channels", 1, 2, 64, &ch) < 0 ||
+            rt_cfg_get_unit(c, nv, "latency", 1, RT_UNIT_TIME, 0, T_MAX, &coll->nvls_latency) < 0)
+            return -1;
+        coll->nvls_channels = (int)ch;
+        coll->has_nvls = 1;
+    }
     return rt_cfg_get_unit(c, n, "base_latency", req, RT_UNIT_TIME, 0, T_MAX, &coll->base_latency) <
                    0
                ? -1

@@ -84,10 +84,22 @@ typedef struct rt_proto_lat {
     double base, nvlink, pcie, net;
 } rt_proto_lat;
 
+enum { RT_TREE_CORRECTION_MAX = 32 };
+
 typedef struct rt_proto_spec {
     int enabled;
     double bandwidth; /* fraction of the algorithm's bus bandwidth the protocol achieves */
     rt_proto_lat ring, tree;
+    /* NCCL's channel tuning (with rt_coll_tuning.channels, else 0): the protocol's most threads
+     * per channel and its bytes per thread below which a ring or tree call drops a channel
+     * (sim/collective_channels.c). */
+    int threads, thread_threshold;
+    /* The tree's fraction of its bandwidth term (0: `bandwidth`), and NCCL's size correction of
+     * a tree AllReduce: tree_correction[i] for sizes in [64 B x 2^i, 64 B x 2^(i+1)), i below
+     * n_tree_correction (none: 1). */
+    double tree_bandwidth;
+    double tree_correction[RT_TREE_CORRECTION_MAX];
+    int n_tree_correction;
 } rt_proto_spec;
 
 typedef struct rt_coll_tuning {
@@ -101,6 +113,16 @@ typedef struct rt_coll_tuning {
     int has_protocols;
     rt_proto_spec proto[RT_PROTO_COUNT];
     double p2p_channels;
+    /* Optional `channels:` (needs `protocols:` with threads and thread_threshold): the channels
+     * NCCL builds for collectives; a ring or tree call of S bytes runs on fewer of them when S is
+     * small, at that share of its bandwidth. 0: every call at the full bandwidth. */
+    int channels;
+    /* Optional `nvls:` (NCCL's NVLS figures): the nvls algorithm's bandwidth is scale_up_bw x
+     * efficiency x (channels - 1) / channels instead of scale_up_bw x eff_intra, its latency
+     * `latency` instead of Simple's ring base and the switch hops. has_nvls 0: none of this. */
+    int has_nvls;
+    double nvls_efficiency, nvls_latency;
+    int nvls_channels;
 } rt_coll_tuning;
 
 /* A topology section that belongs to one engine (`simgrid:`, rt_topology_engine_sections):

@@ -121,6 +121,8 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
     o->latency_s = o->transfer_s = 0;
     o->proto = -1;
     o->measured = 0;
+    o->channels = 0;
+    o->wire = 1;
     if (t->calib) {
         /* A one-rank collective moves nothing and calls no peer. */
         double measured = sh.size > 1 ? calibrated_time(t, c) : 0.0;

@@ -37,6 +37,13 @@ typedef struct rt_coll_time {
     double total_s;
     int proto;    /* the rt_proto chosen when the topology has `protocols:`, else -1 */
     int measured; /* 1: total_s is the calibration's measured time, which has no links */
+    /* the channels a ring or tree call runs on when the topology has `channels:`
+     * (collective_channels.h), else 0 */
+    int channels;
+    /* transfer_s / the algorithm's full bandwidth term: 1 / the protocol's bandwidth fraction
+     * (ring and tree) x channels / the call's channels; 1 otherwise. The simgrid engine's flows
+     * carry this many wire bytes per byte. */
+    double wire;
 } rt_coll_time;
 
 void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_shape *out);

@@ -30,7 +30,7 @@ static int nvls_check(const rt_topology *t, rt_coll_kind kind, const rt_coll_sha
  * its reduced slice (S/g in), multicasts it (S/g out) and receives the others ((g-1)/g x S
  * in): S per direction, versus 2(g-1)/g x S for a ring. AllGather/ReduceScatter: (g-1)/g x S
  * in one direction. Latency: one switch round trip per phase; with protocols it runs Simple,
- * whose base is added. */
+ * whose base is added. With `collective.nvls`, NCCL's NVLS bandwidth and latency instead. */
 static void nvls_time(const rt_topology *t, const rt_coll_call *c, const rt_coll_shape *sh,
                       rt_coll_time *o)
 {
@@ -45,6 +45,17 @@ static void nvls_time(const rt_topology *t, const rt_coll_call *c, const rt_coll
     if (t->coll.has_protocols) {
         o->proto = RT_PROTO_SIMPLE;
         o->latency_s = rt_coll_proto_simple(t)->ring.base + o->latency_s;
+    }
+    /* NCCL's NVLS figures (NVIDIA/nccl src/graph/tuning.cc, v2.26.2-1 and 5067397): the NVLS
+     * bus bandwidth per channel is bwIntra x nvlsEfficiency x (nChannels - 1) / nChannels, and
+     * its latency the NVLink NVLS latency alone (baseLatencies of NVLS are 0). The simgrid
+     * flows, on links of scale_up_bw x eff_intra, carry the ratio as wire bytes. */
+    if (t->coll.has_nvls) {
+        double ch = t->coll.nvls_channels;
+        double share = t->coll.nvls_efficiency * (ch - 1) / ch / t->coll.eff_intra;
+        o->transfer_s /= share;
+        o->wire = 1 / share;
+        o->latency_s = t->coll.nvls_latency;
     }
 }
 

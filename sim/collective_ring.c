@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "collective_algo.h"
+#include "collective_channels.h"
 #include "collective_terms.h"
 
 static int ring_check(const rt_topology *t, rt_coll_kind kind, const rt_coll_shape *shape,
@@ -38,7 +39,10 @@ static void ring_time(const rt_topology *t, const rt_coll_call *call, const rt_c
     }
     o->transfer_s = steps * step_bw;
     o->latency_s = steps * step_lat;
-    if (t->coll.has_protocols) rt_coll_proto_fastest(t, sh, call->kind, RT_ALGO_RING, o);
+    if (t->coll.has_protocols)
+        rt_coll_proto_fastest(t, sh, call->kind, RT_ALGO_RING, call->bytes, o);
+    /* With `channels:`, a small call runs on fewer channels (collective_channels.c). */
+    rt_coll_channel_ramp(t, call, sh->size, RT_ALGO_RING, o);
 }
 
 /* Steps of the ring: 2(n-1) for AllReduce, n-1 for AllGather and ReduceScatter. */

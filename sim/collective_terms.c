@@ -25,9 +25,12 @@
  *     2(n-1) for AllReduce, n-1 for AllGather/ReduceScatter, inter steps 2(m-1) or m-1;
  *   tree latency = base + 2 ((g-1) x intra hop + floor(log2 m) x net hop);
  *   transfer = the algorithm's bandwidth term / the protocol's bandwidth fraction
- *     (LL 0.5: 8 data bytes per 16-byte store; LL128 0.92: 120 of 128 bytes; Simple 1);
+ *     (LL 0.5: 8 data bytes per 16-byte store; LL128 0.92: 120 of 128 bytes; Simple 1; a tree
+ *     takes the protocol's tree_bandwidth and, for an AllReduce, its tree_correction factor
+ *     of the size when the topology gives them: NCCL's tree figures, topologies/README.md);
  * the intra hop is NVLink's unless the scale-up is PCIe. NVLS and hierarchical run Simple
- * (NCCL runs NVLS only with Simple): its ring base replaces base_latency. */
+ * (NCCL runs NVLS only with Simple): its ring base replaces base_latency (for NVLS, the
+ * topology's `collective.nvls` latency when it has one, collective_nvls.c). */
 #include "collective_terms.h"
 
 #include "fabric.h"
@@ -68,8 +71,21 @@ const rt_proto_spec *rt_coll_proto_simple(const rt_topology *t)
     return &t->coll.proto[RT_PROTO_SIMPLE];
 }
 
+double rt_coll_proto_bandwidth(const rt_proto_spec *s, rt_coll_algo algo, rt_coll_kind kind,
+                               double bytes)
+{
+    if (algo != RT_ALGO_TREE) return s->bandwidth;
+    double bw = s->tree_bandwidth > 0 ? s->tree_bandwidth : s->bandwidth;
+    /* NCCL's index: log2i(nBytes >> 6), the floor of log2 of the size in 64-byte units. */
+    if (kind == RT_COLL_ALLREDUCE && bytes >= 64) {
+        int i = (int)floor(log2(floor(bytes / 64)));
+        if (i < s->n_tree_correction) bw *= s->tree_correction[i];
+    }
+    return bw;
+}
+
 void rt_coll_proto_fastest(const rt_topology *t, const rt_coll_shape *sh, rt_coll_kind kind,
-                           rt_coll_algo algo, rt_coll_time *o)
+                           rt_coll_algo algo, double bytes, rt_coll_time *o)
 {
     double transfer = o->transfer_s, best = INFINITY;
     int n = sh->size, m = sh->nodes, ar = kind == RT_COLL_ALLREDUCE;
@@ -84,10 +100,10 @@ void rt_coll_proto_fastest(const rt_topology *t, const rt_coll_shape *sh, rt_col
                                                  depth * s->tree.net)
                          : s->ring.base + (steps - inter) * rt_coll_intra_hop(t, &s->ring) +
                                inter * s->ring.net;
-        double tr = transfer / s->bandwidth;
+        double bw = rt_coll_proto_bandwidth(s, algo, kind, bytes), tr = transfer / bw;
         if (lat + tr < best) {
             best = lat + tr;
-            o->latency_s = lat, o->transfer_s = tr, o->proto = p;
+            o->latency_s = lat, o->transfer_s = tr, o->proto = p, o->wire = 1 / bw;
         }
     }
 }

@@ -18,9 +18,15 @@ double rt_coll_lat_net(const rt_topology *t, int cross_leaf);
 double rt_coll_intra_hop(const rt_topology *t, const rt_proto_lat *l);
 /* Simple's figures (or the first enabled protocol's when Simple is off). */
 const rt_proto_spec *rt_coll_proto_simple(const rt_topology *t);
-/* Ring or tree (ALGO) under every enabled protocol; O's transfer_s holds the Simple (full
- * bandwidth) term on entry, the fastest protocol's latency, transfer and index on return. */
+/* The fraction of its full bandwidth term that ALGO achieves under protocol S for a KIND call
+ * of BYTES: the protocol's `bandwidth`, for a tree its `tree_bandwidth` and, for an AllReduce,
+ * its `tree_correction` factor of the size. */
+double rt_coll_proto_bandwidth(const rt_proto_spec *s, rt_coll_algo algo, rt_coll_kind kind,
+                               double bytes);
+/* Ring or tree (ALGO) under every enabled protocol for a call of BYTES; O's transfer_s holds the
+ * Simple (full bandwidth) term on entry, the fastest protocol's latency, transfer, index and
+ * wire factor (1 / its bandwidth fraction) on return. */
 void rt_coll_proto_fastest(const rt_topology *t, const rt_coll_shape *sh, rt_coll_kind kind,
-                           rt_coll_algo algo, rt_coll_time *o);
+                           rt_coll_algo algo, double bytes, rt_coll_time *o);
 
 #endif

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "collective_algo.h"
+#include "collective_channels.h"
 #include "collective_terms.h"
 
 static int tree_check(const rt_topology *t, rt_coll_kind kind, const rt_coll_shape *shape,
@@ -29,7 +30,9 @@ static void tree_time(const rt_topology *t, const rt_coll_call *c, const rt_coll
     double depth = m > 1 ? ceil(log2((double)m)) : 0.0;
     o->latency_s =
         2.0 * ((g - 1) * t->node.scale_up_latency + depth * rt_coll_lat_net(t, sh->leaves > 1));
-    if (t->coll.has_protocols) rt_coll_proto_fastest(t, sh, c->kind, RT_ALGO_TREE, o);
+    if (t->coll.has_protocols) rt_coll_proto_fastest(t, sh, c->kind, RT_ALGO_TREE, c->bytes, o);
+    /* With `channels:`, a small call runs on fewer channels (collective_channels.c). */
+    rt_coll_channel_ramp(t, c, sh->size, RT_ALGO_TREE, o);
 }
 
 /* Both directions between A and B. */

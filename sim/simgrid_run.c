@@ -392,8 +392,10 @@ static void run_collective(sim *S, int op, int rank)
         sg_actor_sleep_for(ct.total_s);
         return;
     }
-    /* LL moves 8 payload bytes per 16-byte store, LL128 120 per 128: what the wire carries. */
-    if (ct.proto >= 0) call.wire = 1 / job->t->coll.proto[ct.proto].bandwidth;
+    /* LL moves 8 payload bytes per 16-byte store, LL128 120 per 128: what the wire carries; a
+     * tree's protocol figures and a call on nc of C channels (collective_channels.c, at nc / C
+     * of the links' rate) likewise: the factor of the analytic bandwidth term (rt_coll_time). */
+    call.wire = ct.wire;
     int rounds = 1;
     if (job->sg->collective_steps == RT_SG_STEPS_STEPS) {
         rounds = rt_sg_collective_rounds(&call);

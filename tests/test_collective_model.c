@@ -12,8 +12,10 @@
 #include <cmocka.h>
 
 #include "collective_algo.h"
+#include "collective_channels.h"
 #include "collective_model.h"
 #include "collective_policy.h"
+#include "collective_terms.h"
 
 #define MiB (1024.0 * 1024.0)
 #define GiB (1024.0 * MiB)
@@ -112,18 +114,53 @@ static void nvls_allreduce(void **state)
                 model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL));
 }
 
+/* NCCL's NVLS figures: bandwidth scale_up_bw x 0.85 x 15/16 = 358.59375e9 B/s instead of
+ * 450e9 x 0.8, latency 25 us instead of the switch hops (this topology has no protocols, so
+ * base_latency's 5 us is added as to every call). AllReduce of 1 GiB: S / 358.59375e9 +
+ * 30 us; AllGather: 7/8 of S over it + 30 us. The simgrid flows carry 0.8 / (0.85 x 15/16)
+ * wire bytes per byte. */
+static void nvls_figures(void **state)
+{
+    (void)state;
+    rt_topology t = topo(1);
+    t.coll.has_nvls = 1;
+    t.coll.nvls_efficiency = 0.85;
+    t.coll.nvls_channels = 16;
+    t.coll.nvls_latency = 25e-6;
+    double S = GiB, bw = 450e9 * 0.85 * 15 / 16;
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1}, S, NULL, NULL),
+                 S / bw + 30e-6);
+    assert_close(model(&t, RT_COLL_ALLGATHER, RT_ALGO_NVLS, (rt_group){8, 1}, S, NULL, NULL),
+                 7.0 / 8 * S / bw + 30e-6);
+    rt_coll_call c = {RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1}, 0, S, NULL, NULL};
+    rt_coll_time o;
+    const char *why = NULL;
+    assert_int_equal(rt_coll_model_time(&t, &c, &o, &why), 0);
+    assert_close(o.wire, 0.8 / (0.85 * 15 / 16));
+    /* The ring is untouched. */
+    rt_topology plain = topo(1);
+    assert_close(model(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL),
+                 model(&plain, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){8, 1}, S, NULL, NULL));
+}
+
 /* topo(NODES) with NCCL-style protocols of round test numbers (not NCCL's; those are in
  * topologies/README.md): LL half bandwidth, LL128 0.9, Simple full; latencies in us. */
 static rt_topology proto_topo(int nodes)
 {
     rt_topology t = topo(nodes);
     t.coll.has_protocols = 1;
-    t.coll.proto[RT_PROTO_LL] =
-        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {6e-6, 1e-6, 2e-6, 4e-6}};
-    t.coll.proto[RT_PROTO_LL128] =
-        (rt_proto_spec){1, 0.9, {10e-6, 2e-6, 3e-6, 5e-6}, {12e-6, 2e-6, 3e-6, 6e-6}};
-    t.coll.proto[RT_PROTO_SIMPLE] =
-        (rt_proto_spec){1, 1.0, {20e-6, 4e-6, 5e-6, 10e-6}, {22e-6, 4e-6, 5e-6, 12e-6}};
+    t.coll.proto[RT_PROTO_LL] = (rt_proto_spec){.enabled = 1,
+                                                .bandwidth = 0.5,
+                                                .ring = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .tree = {6e-6, 1e-6, 2e-6, 4e-6}};
+    t.coll.proto[RT_PROTO_LL128] = (rt_proto_spec){.enabled = 1,
+                                                   .bandwidth = 0.9,
+                                                   .ring = {10e-6, 2e-6, 3e-6, 5e-6},
+                                                   .tree = {12e-6, 2e-6, 3e-6, 6e-6}};
+    t.coll.proto[RT_PROTO_SIMPLE] = (rt_proto_spec){.enabled = 1,
+                                                    .bandwidth = 1.0,
+                                                    .ring = {20e-6, 4e-6, 5e-6, 10e-6},
+                                                    .tree = {22e-6, 4e-6, 5e-6, 12e-6}};
     t.coll.p2p_channels = 4;
     return t;
 }
@@ -179,6 +216,142 @@ static void protocol_selection(void **state)
     rt_coll_time one =
         call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){1, 1}, GiB, NULL, NULL);
     assert_true(one.total_s == 0);
+}
+
+/* proto_topo(NODES) with NCCL's channel tuning: 16 channels, threads x thread_threshold
+ * 512 x 8 (LL), 640 x 8 (LL128), 512 x 64 (Simple), NCCL's figures (topologies/README.md). */
+static rt_topology channel_topo(int nodes)
+{
+    rt_topology t = proto_topo(nodes);
+    t.coll.channels = 16;
+    const int threads[] = {512, 640, 512}, thr[] = {8, 8, 64};
+    for (int p = 0; p < RT_PROTO_COUNT; p++)
+        t.coll.proto[p].threads = threads[p], t.coll.proto[p].thread_threshold = thr[p];
+    return t;
+}
+
+/* NCCL drops a channel while S < nc x threads x threshold (the ring's LL threshold x n):
+ *   ring LL, 16 ranks: 512 x 8 x 16 = 65536 B per channel: 32 KiB -> 1, 256 KiB -> 4,
+ *     15 x 65536 -> 15, one byte less -> 14, 1 MiB -> 16 (all);
+ *   tree LL: 4096 B per channel: 32 KiB -> 8; tree LL128: 5120: 32 KiB -> 6 (30720 <= 32768);
+ *   ring Simple: 32768: 256 KiB -> 8; nothing below 1 channel, nothing above 16. */
+static void channel_count(void **state)
+{
+    (void)state;
+    rt_topology t = channel_topo(2);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_LL, 16, 32768), 1);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_LL, 16, 262144), 4);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_LL, 16, 15 * 65536.0), 15);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_LL, 16, 15 * 65536.0 - 1), 14);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_LL, 16, MiB), 16);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_TREE, RT_PROTO_LL, 16, 32768), 8);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_TREE, RT_PROTO_LL128, 16, 32768), 6);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_SIMPLE, 16, 262144), 8);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_SIMPLE, 16, 8), 1);
+    assert_int_equal(rt_coll_channels(&t, RT_ALGO_RING, RT_PROTO_SIMPLE, 16, GiB), 16);
+    /* Without `channels:` there is no count and no ramp. */
+    rt_topology none = proto_topo(2);
+    assert_int_equal(rt_coll_channels(&none, RT_ALGO_RING, RT_PROTO_LL, 16, 32768), 0);
+}
+
+/* The bandwidth term on nc of 16 channels is the full one x 16 / nc, after the protocol
+ * choice. Ring AllGather over 2 nodes at 64 KiB (LL, latency 22 us, protocol_selection):
+ * c = S/16 = 4096 B; per step max(7/8 c / 360e9, c/8 / 45e9) = 4096 / 360e9 s; 15 steps,
+ * LL's 0.5: x = 15 x 4096 / 360e9 / 0.5 = 341.33 ns; LL at 64 KiB over 16 ranks runs on
+ * 65536 / 65536 = 1 channel: 16 x = 5.461 us. At 512 KiB: 8 channels, 2 x the full term.
+ * Tree AllReduce over 4 nodes at 1 MiB (LL, 32 ranks: 4096 B per channel -> all 16): no
+ * change. */
+static void channel_ramp_time(void **state)
+{
+    (void)state;
+    rt_topology two = proto_topo(2), ch = channel_topo(2);
+    double x = 15 * 4096 / 360e9 / 0.5;
+    rt_coll_time full =
+        call_time(&two, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, 65536, NULL, NULL);
+    rt_coll_time o =
+        call_time(&ch, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, 65536, NULL, NULL);
+    assert_int_equal(full.channels, 0);
+    assert_close(full.transfer_s, x);
+    assert_int_equal(o.proto, RT_PROTO_LL);
+    assert_int_equal(o.channels, 1);
+    assert_close(o.latency_s, 22e-6);
+    assert_close(o.transfer_s, 16 * x);
+    assert_close(o.wire, 16 / 0.5);
+    assert_close(o.total_s, 22e-6 + 16 * x);
+    rt_coll_time big =
+        call_time(&ch, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, 8 * 65536, NULL, NULL);
+    rt_coll_time bigfull =
+        call_time(&two, RT_COLL_ALLGATHER, RT_ALGO_RING, (rt_group){16, 1}, 8 * 65536, NULL, NULL);
+    assert_int_equal(big.proto, bigfull.proto);
+    assert_int_equal(big.channels, big.proto == RT_PROTO_LL ? 8 : 16);
+    assert_close(big.transfer_s, bigfull.transfer_s * 16 / big.channels);
+    rt_topology four = proto_topo(4), four_ch = channel_topo(4);
+    rt_coll_time tr =
+        call_time(&four_ch, RT_COLL_ALLREDUCE, RT_ALGO_TREE, (rt_group){32, 1}, MiB, NULL, NULL);
+    assert_int_equal(tr.channels, 16);
+    assert_close(tr.total_s, call_time(&four, RT_COLL_ALLREDUCE, RT_ALGO_TREE, (rt_group){32, 1},
+                                       MiB, NULL, NULL)
+                                 .total_s);
+    /* NVLS runs on its own channels whatever the size: no ramp. */
+    rt_topology one = proto_topo(1), one_ch = channel_topo(1);
+    rt_coll_time nv =
+        call_time(&one_ch, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1}, 65536, NULL, NULL);
+    assert_int_equal(nv.channels, 0);
+    assert_close(nv.total_s, call_time(&one, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, (rt_group){8, 1},
+                                       65536, NULL, NULL)
+                                 .total_s);
+}
+
+/* NCCL's tree figures: tree_bandwidth replaces a protocol's factor for trees, and
+ * tree_correction[i] scales a tree AllReduce of S in [64 x 2^i, 64 x 2^(i+1)) B. */
+static void tree_factors(void **state)
+{
+    (void)state;
+    rt_proto_spec s = {.enabled = 1, .bandwidth = 0.5, .tree_bandwidth = 0.25};
+    for (int i = 0; i < 15; i++)
+        s.tree_correction[i] = 1.0 - i / 100.0;
+    s.n_tree_correction = 15;
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_RING, RT_COLL_ALLREDUCE, MiB), 0.5);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 63), 0.25);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 64), 0.25);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 127), 0.25);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 128), 0.25 * 0.99);
+    /* 1 MiB = 64 x 2^14: the last entry; 2 MiB is past the table. */
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, MiB), 0.25 * 0.86);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 2 * MiB - 1),
+                 0.25 * 0.86);
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 2 * MiB), 0.25);
+    s.tree_bandwidth = 0;
+    assert_close(rt_coll_proto_bandwidth(&s, RT_ALGO_TREE, RT_COLL_ALLREDUCE, 2 * MiB), 0.5);
+
+    /* Tree AllReduce over 4 nodes at 1 MiB (protocol_selection: LL, 36 us + term / 0.5 with
+     * term = 2 S / (8 x 45e9) = 5.825 us, 47.65 us). With tree factors LL 0.25, LL128 0.8,
+     * Simple 0.9 and a correction of 0.5 at 1 MiB for LL and LL128:
+     *   LL     36 us + term / 0.125 = 82.6 us
+     *   LL128  12 + 2 (7 x 2 + 2 x 6) = 64 us + term / 0.4 = 78.56 us   <- fastest
+     *   Simple 22 + 2 (7 x 4 + 2 x 12) = 126 us + term / 0.9 */
+    rt_topology t = proto_topo(4);
+    double term = 2 * MiB / (8 * 45e9);
+    const double tb[] = {0.25, 0.8, 0.9};
+    for (int p = 0; p < RT_PROTO_COUNT; p++) {
+        t.coll.proto[p].tree_bandwidth = tb[p];
+        if (p == RT_PROTO_SIMPLE) continue;
+        for (int i = 0; i < 15; i++)
+            t.coll.proto[p].tree_correction[i] = i == 14 ? 0.5 : 1.0;
+        t.coll.proto[p].n_tree_correction = 15;
+    }
+    rt_coll_time o =
+        call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_TREE, (rt_group){32, 1}, MiB, NULL, NULL);
+    assert_int_equal(o.proto, RT_PROTO_LL128);
+    assert_close(o.latency_s, 64e-6);
+    assert_close(o.transfer_s, term / 0.4);
+    assert_close(o.wire, 1 / 0.4);
+    /* The ring keeps its protocol factors. */
+    rt_topology plain = proto_topo(4);
+    assert_close(
+        call_time(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){32, 1}, MiB, NULL, NULL).total_s,
+        call_time(&plain, RT_COLL_ALLREDUCE, RT_ALGO_RING, (rt_group){32, 1}, MiB, NULL, NULL)
+            .total_s);
 }
 
 static uint64_t *uniform(int n, uint64_t per_peer);
@@ -411,8 +584,12 @@ int main(void)
         cmocka_unit_test(ring_allgather_two_nodes),
         cmocka_unit_test(tree_and_hierarchical),
         cmocka_unit_test(nvls_allreduce),
+        cmocka_unit_test(nvls_figures),
         cmocka_unit_test(alltoallv_intra_vs_inter),
         cmocka_unit_test(protocol_selection),
+        cmocka_unit_test(channel_count),
+        cmocka_unit_test(channel_ramp_time),
+        cmocka_unit_test(tree_factors),
         cmocka_unit_test(alltoall_per_peer_term),
         cmocka_unit_test(alltoall_oversubscription),
         cmocka_unit_test(shapes),

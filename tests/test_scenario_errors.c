@@ -135,6 +135,49 @@ static void bad_faults(void **state)
                  NULL, 0, (e3[0] = at(8, 43), e3));
 }
 
+/* NCCL's channel tuning is all or nothing: `channels:` with every protocol's threads and
+ * thread_threshold (dgx-h100.yaml has them), and a channel count NCCL can have (1..64). */
+static void channel_and_tree_tuning_errors(void **state)
+{
+    (void)state;
+    const char *e1[] = {NULL, "key 'topology.collective.channels'", "allowed: [1, 64]", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                 "  collective: {channels: 65}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e1[0] = at(7, 26), e1));
+    /* dgx-a100.yaml has protocols without threads: channels alone is refused, and so are
+     * threads without channels. */
+#define TOPO_A100 "  file: " RT_SOURCE_DIR "/topologies/dgx-a100.yaml\n"
+    const char *e2[] = {NULL, "channels needs protocols: with threads and thread_threshold", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO_A100 "  nodes: 2\n"
+                 "  collective: {channels: 16}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e2[0] = at(7, 16), e2));
+    const char *e3[] = {NULL, "threads and thread_threshold do nothing without channels", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO_A100 "  nodes: 2\n"
+                 "  collective:\n    protocols:\n"
+                 "      ll: {bandwidth: 0.5, ring: {base: 1us, nvlink: 1us, pcie: 1us, net: 1us},"
+                 " tree: {base: 1us, nvlink: 1us, pcie: 1us, net: 1us}, threads: 512,"
+                 " thread_threshold: 8}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e3[0] = at(8, 5), e3));
+#undef TOPO_A100
+    /* NCCL runs NVLS on 2 channels or more. */
+    const char *e5[] = {NULL, "key 'topology.collective.nvls.channels'", "allowed: [2, 64]", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 1\n"
+                 "  collective: {nvls: {efficiency: 0.85, channels: 1, latency: 25us}}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e5[0] = at(7, 51), e5));
+    /* A tree correction table has 1 to 32 factors (64 B to 128 GiB). */
+    const char *e4[] = {NULL, "tree_correction has 0 factors", "allowed: 1 to 32", NULL};
+    expect_error("name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                 "  collective:\n    protocols:\n"
+                 "      ll: {bandwidth: 0.5, ring: {base: 1us, nvlink: 1us, pcie: 1us, net: 1us},"
+                 " tree: {base: 1us, nvlink: 1us, pcie: 1us, net: 1us}, tree_correction: []}\n"
+                 "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n",
+                 NULL, 0, (e4[0] = at(9, 12), e4));
+}
+
 static void unknown_unit(void **state)
 {
     (void)state;
@@ -405,6 +448,7 @@ int main(void)
         cmocka_unit_test(valid_scenario_loads),
         cmocka_unit_test(unknown_key),
         cmocka_unit_test(bad_faults),
+        cmocka_unit_test(channel_and_tree_tuning_errors),
         cmocka_unit_test(wrong_type),
         cmocka_unit_test(out_of_range),
         cmocka_unit_test(unknown_unit),

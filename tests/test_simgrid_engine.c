@@ -275,12 +275,55 @@ static void test_protocol_framing_on_the_wire(void **state)
     rt_topology t;
     fill_topology(&t, 1, 8, 64, 1);
     t.coll.has_protocols = 1;
-    t.coll.proto[RT_PROTO_LL] =
-        (rt_proto_spec){1, 0.5, {5e-6, 1e-6, 2e-6, 3e-6}, {5e-6, 1e-6, 2e-6, 3e-6}};
+    t.coll.proto[RT_PROTO_LL] = (rt_proto_spec){.enabled = 1,
+                                                .bandwidth = 0.5,
+                                                .ring = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .tree = {5e-6, 1e-6, 2e-6, 3e-6}};
     double S = 64 * MiB, an;
     double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
     assert_rel(sg, an, 1e-9);
     assert_rel(sg, 2 * 7.0 / 8 * S / 50e9 + 5e-6 + 14 * 1e-6, 1e-9);
+}
+
+/* NCCL's channel tuning in the flows: with 16 channels and LL's 512 threads x 8 bytes x 8
+ * ranks = 32768 B per channel, a ring AllReduce of 512 KiB or more runs on all 16 and a
+ * 128 KiB one on 4: its flows carry 16 / 4 = 4 x the framed bytes, as the analytic term has
+ * it: 4 x 2 x 7/8 x S / (0.5 x 100e9) + 5 us + 14 x 1 us. */
+static void test_channel_ramp_on_the_wire(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 1, 8, 64, 1);
+    t.coll.has_protocols = 1;
+    t.coll.proto[RT_PROTO_LL] = (rt_proto_spec){.enabled = 1,
+                                                .bandwidth = 0.5,
+                                                .ring = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .tree = {5e-6, 1e-6, 2e-6, 3e-6},
+                                                .threads = 512,
+                                                .thread_threshold = 8};
+    t.coll.channels = 16;
+    double S = 128 * 1024, an;
+    double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_RING, S, &an);
+    assert_rel(sg, an, 1e-9);
+    assert_rel(sg, 4 * 2 * 7.0 / 8 * S / 50e9 + 5e-6 + 14 * 1e-6, 1e-9);
+}
+
+/* NCCL's NVLS figures in the flows: NVLS AllReduce of 64 MiB on one node runs at
+ * 100e9 x 0.85 x 15/16 per NVLink direction in both engines, plus its 25 us and (no
+ * protocols) base_latency's 1 us. */
+static void test_nvls_figures_on_the_wire(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 1, 8, 64, 1);
+    t.coll.has_nvls = 1;
+    t.coll.nvls_efficiency = 0.85;
+    t.coll.nvls_channels = 16;
+    t.coll.nvls_latency = 25e-6;
+    double S = 64 * MiB, an;
+    double sg = both(&t, RT_COLL_ALLREDUCE, RT_ALGO_NVLS, S, &an);
+    assert_rel(an, S / (100e9 * 0.85 * 15 / 16) + 26e-6, 1e-9);
+    assert_rel(sg, an, 1e-9);
 }
 
 /* Aggregated flows (one per link direction and leaf pair) against one flow per device pair,
@@ -385,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_oversubscribed_alltoall_is_slower),
         cmocka_unit_test(test_latency_bound_agrees),
         cmocka_unit_test(test_protocol_framing_on_the_wire),
+        cmocka_unit_test(test_channel_ramp_on_the_wire),
+        cmocka_unit_test(test_nvls_figures_on_the_wire),
         cmocka_unit_test(test_aggregation_matches_pairs),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_platform_size_estimate),

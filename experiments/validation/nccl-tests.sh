@@ -2,7 +2,11 @@
 # Predicted busbw against published nccl-tests size sweeps (experiments/validation/nccl-tests.md):
 # every row runs `rectwin collective ... --json` with both engines on the topology as committed
 # (no per-row factor) and prints one markdown table row: system, op, size, published busbw,
-# source, analytic and simgrid busbw (algorithm, protocol), error of each against the published.
+# source, analytic and simgrid busbw (algorithm, protocol), error of each against the published,
+# and the analytic figure of two variants of the file: without NCCL's channel, tree and NVLS
+# tuning (every call on all of NCCL's channels, trees at the ring's protocol factors, NVLS at
+# efficiency.intra) and without
+# `protocols:` (the scalar model).
 # usage: bash experiments/validation/nccl-tests.sh [path/to/rectwin]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,7 +16,20 @@ H100=topologies/dgx-h100.yaml
 # alpha-beta model with base_latency, for the "scalar" column.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed '/^  protocols:/,/^  p2p_channels:/d' "$H100" >"$tmp/dgx-h100-scalar.yaml"
+sed -e '/^  protocols:/,/^  p2p_channels:/d' -e '/^  channels:/d' -e '/^  nvls: {/d' "$H100" \
+  >"$tmp/dgx-h100-scalar.yaml"
+# The same file without NCCL's channel, tree and NVLS tuning (`channels:`, `nvls:` and the
+# protocols' `threads`, `thread_threshold`, `tree_bandwidth`, `tree_correction`): every ring
+# and tree call on all channels and at the protocol's ring factor, NVLS at efficiency.intra,
+# for the "no channel/tree/NVLS tuning" column (the model before that tuning).
+python3 - "$H100" >"$tmp/dgx-h100-notuning.yaml" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+s = re.sub(r",\s*threads: \d+, thread_threshold: \d+\}", "}", s)
+s = re.sub(r",\s*tree_bandwidth: [0-9.]+", "", s)
+s = re.sub(r",\s*tree_correction: \[[^\]]*\]", "", s)
+print(re.sub(r"(?m)^  (channels:|nvls: \{).*\n", "", s), end="")
+PY
 
 # label|topology|nodes|gpus per node (0: all)|op|algo|nccl-tests size (B)|published busbw (GB/s)|source
 # Published figures are the out-of-place busbw column of the posted nccl-tests output.
@@ -52,23 +69,25 @@ predict() { # topology nodes gpn op algo bytes engine -> "busbw algo proto"
     python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.2f %s" % (d["busbw_GBps"], d["algo"]))'
 }
 
-echo "| system | op | size (B) | published busbw (GB/s) | source | analytic | simgrid | error analytic | error simgrid | scalar model (no protocols), analytic |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| system | op | size (B) | published busbw (GB/s) | source | analytic | simgrid | error analytic | error simgrid | no channel/tree/NVLS tuning, analytic | scalar model (no protocols), analytic |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 published | while IFS='|' read -r label topo nodes gpn op algo bytes pub src; do
-  scalar=$topo
-  [ "$topo" = H100 ] && topo=$H100 scalar=$tmp/dgx-h100-scalar.yaml
+  scalar=$topo nochan=$topo
+  [ "$topo" = H100 ] && topo=$H100 scalar=$tmp/dgx-h100-scalar.yaml nochan=$tmp/dgx-h100-notuning.yaml
   read -r c _ <<<"$(predict "$scalar" "$nodes" "$gpn" "$op" "$algo" "$bytes" analytic)"
+  read -r nc _ <<<"$(predict "$nochan" "$nodes" "$gpn" "$op" "$algo" "$bytes" analytic)"
   read -r a aalgo <<<"$(predict "$topo" "$nodes" "$gpn" "$op" "$algo" "$bytes" analytic)"
   # The simgrid platform gives every NIC a device: a node run on fewer GPUs than its NICs has
   # no platform, so that row has the analytic figure only.
   s=-
   [ "$gpn" = 0 ] && read -r s _ <<<"$(predict "$topo" "$nodes" "$gpn" "$op" "$algo" "$bytes" simgrid)"
-  python3 - "$label" "$op" "$bytes" "$pub" "$src" "$a" "$aalgo" "$s" "$c" <<'PY'
+  python3 - "$label" "$op" "$bytes" "$pub" "$src" "$a" "$aalgo" "$s" "$nc" "$c" <<'PY'
 import sys
-label, op, size, pub, src, a, algo, s, c = sys.argv[1:]
+label, op, size, pub, src, a, algo, s, nc, c = sys.argv[1:]
 pub, a = float(pub), float(a)
 err = lambda x: "%+.0f %%" % (100 * (x - pub) / pub)
 sg, esg = (f"{float(s):.2f}", err(float(s))) if s != "-" else ("n/a", "n/a")
-print(f"| {label} | {op} | {int(size)} | {pub:.2f} | {src} | {a:.2f} ({algo}) | {sg} | {err(a)} | {esg} | {float(c):.2f} ({err(float(c))}) |")
+print(f"| {label} | {op} | {int(size)} | {pub:.2f} | {src} | {a:.2f} ({algo}) | {sg} | {err(a)} | {esg} "
+      f"| {float(nc):.2f} ({err(float(nc))}) | {float(c):.2f} ({err(float(c))}) |")
 PY
 done
