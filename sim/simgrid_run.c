@@ -16,6 +16,7 @@
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 
@@ -40,6 +41,7 @@ typedef struct sim {
     const rt_graph *g;
     int n_ops, world;
     sg_host_t *hosts;
+    sg_mailbox_t *mbox;  /* [host] flows to the host meet their receiver here (transfer()) */
     unsigned char *done; /* [rank * n_ops + op] */
     sg_cond_t *cond;     /* [rank] signalled when one of its ops ends */
     sg_mutex_t *mutex;   /* [rank] */
@@ -56,7 +58,9 @@ typedef struct rank_actor {
 } rank_actor;
 
 typedef struct flow_job {
+    sim *S;
     sg_host_t src, dst;
+    int dst_host;
     double bytes;
     sg_sem_t done;
 } flow_job;
@@ -116,11 +120,58 @@ static void wait_deps(sim *S, int rank, int op)
     }
 }
 
+/* Stack of the flow and receiver actors, in KiB: they only call transfer() (a SimGrid put or
+ * get and a semaphore release) and end. Tens of thousands of flows run at once at 16384 GPUs
+ * and SimGrid zeroes every stack it allocates (calloc), so the stack is RSS. Measured high
+ * water mark (zeroed stacks scanned after the run; flat, fused, sptt, hsp, pipeline, step-wise
+ * at 32 to 1024 GPUs): 3.2 KiB for these actors, 5.0 KiB for the rank actors (whose stack is
+ * contexts/stack-size, settings_argv); with a guard page below every stack
+ * (contexts/guard-size:4096) the same runs and the simgrid tests ran clean. ASan's thread
+ * contexts need far more. */
+#ifdef __SANITIZE_ADDRESS__
+enum { RT_SG_FLOW_STACK_KIB = 1024 };
+#else
+enum { RT_SG_FLOW_STACK_KIB = 16 };
+#endif
+
+static void receiver_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    sg_mailbox_get(sg_actor_self_get_data());
+}
+
+/* Starts ACTOR (created on HOST) running MAIN with DATA on a flow's small stack. */
+static void start_small(sim *S, const char *name, sg_host_t host, void (*main)(int, char **),
+                        void *data)
+{
+    sg_actor_t a = sg_actor_init(name, host);
+    RT_SG_CHECK(S, a);
+    sg_actor_set_stacksize(a, RT_SG_FLOW_STACK_KIB);
+    sg_actor_set_data(a, data);
+    sg_actor_start(a, main, 0, NULL);
+}
+
+/* BYTES from SRC (the calling actor's host) to DST as one SimGrid communication, returning
+ * when it has arrived: a put into DST's mailbox met by a receiver actor started on DST, the
+ * same network action as sg_host_sendto(SRC, DST, BYTES) (SimGrid 3.32's CommImpl::start
+ * calls communicate(from, to, size, rate) for both). Not sg_host_sendto: SimGrid 3.32
+ * detaches a host-to-host communication and keeps every detached one in a single list that
+ * it scans whole (std::list::remove) each time one ends, so N concurrent flows cost N^2
+ * (51 % of a 2048-GPU run). The receiver on DST may take any put waiting in DST's mailbox:
+ * every one of them is a communication to DST, so the route and size do not depend on which
+ * it takes; the sender returns when its own put has arrived. */
+static void transfer(sim *S, sg_host_t dst, int dst_host, double bytes)
+{
+    start_small(S, "recv", dst, receiver_main, S->mbox[dst_host]);
+    /* sg_host_sendto took the size as uint64_t, the put takes a long: the same truncation. */
+    sg_mailbox_put(S->mbox[dst_host], S, (long)bytes);
+}
+
 static void flow_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
     flow_job *f = sg_actor_self_get_data();
-    sg_host_sendto(f->src, f->dst, f->bytes);
+    transfer(f->S, f->dst, f->dst_host, f->bytes);
     sg_sem_release(f->done);
 }
 
@@ -139,7 +190,8 @@ static double run_flows(sim *S)
     RT_SG_CHECK(S, done);
     for (int i = 0; i < n; i++) {
         const rt_sg_flow *fl = &fs->flows[i];
-        jobs[i] = (flow_job){S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->bytes, done};
+        jobs[i] = (flow_job){
+            S, S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->dst_host, fl->bytes, done};
         lat = fl->latency > lat ? fl->latency : lat;
         for (int k = 0; k < fl->n_links; k++)
             S->job->out->link_bytes[fl->links[k]] += fl->bytes;
@@ -147,12 +199,8 @@ static double run_flows(sim *S)
     S->job->out->flows += n;
     /* Starting the actors yields: S->flows may be refilled by another call meanwhile, so
      * everything needed was copied into JOBS first. */
-    for (int i = 0; i < n; i++) {
-        sg_actor_t a = sg_actor_init("flow", jobs[i].src);
-        RT_SG_CHECK(S, a);
-        sg_actor_set_data(a, &jobs[i]);
-        sg_actor_start(a, flow_main, 0, NULL);
-    }
+    for (int i = 0; i < n; i++)
+        start_small(S, "flow", jobs[i].src, flow_main, &jobs[i]);
     for (int i = 0; i < n; i++)
         sg_sem_acquire(done);
     sg_sem_destroy(done);
@@ -216,7 +264,7 @@ static void step_flow_main(int argc, char **argv)
     (void)argc, (void)argv;
     step_flow *j = sg_actor_self_get_data();
     steps *st = j->st;
-    sg_host_sendto(st->S->hosts[j->fl->src_host], st->S->hosts[j->fl->dst_host], j->fl->bytes);
+    transfer(st->S, st->S->hosts[j->fl->dst_host], j->fl->dst_host, j->fl->bytes);
     sg_mutex_lock(st->mutex);
     st->received[seq_to(st, j->fl) * st->rounds + j->round]++;
     sg_cond_notify_all(st->arrived);
@@ -244,10 +292,8 @@ static void step_member_main(int argc, char **argv)
         }
         for (int i = st->first[prev + 1]; i < st->first[prev + 2]; i++) {
             jobs[i - lo] = (step_flow){st, &st->flows[i], r, sent};
-            sg_actor_t a = sg_actor_init("step", st->S->hosts[st->flows[i].src_host]);
-            RT_SG_CHECK(st->S, a);
-            sg_actor_set_data(a, &jobs[i - lo]);
-            sg_actor_start(a, step_flow_main, 0, NULL);
+            start_small(st->S, "step", st->S->hosts[st->flows[i].src_host], step_flow_main,
+                        &jobs[i - lo]);
         }
     }
     for (int i = lo; i < hi; i++)
@@ -479,13 +525,14 @@ static void sim_init(sim *S, const rt_sg_job *job)
     S->n_ops = job->g->n_ops;
     S->world = job->g->world;
     S->hosts = calloc((size_t)job->p->n_hosts, sizeof(sg_host_t));
+    S->mbox = calloc((size_t)job->p->n_hosts, sizeof(sg_mailbox_t));
     S->done = calloc((size_t)S->world * (size_t)(S->n_ops ? S->n_ops : 1), 1);
     S->cond = calloc((size_t)S->world, sizeof(sg_cond_t));
     S->mutex = calloc((size_t)S->world, sizeof(sg_mutex_t));
     S->inst = calloc((size_t)(S->n_ops ? S->n_ops : 1), sizeof(instance *));
     for (int st = 0; st < RT_STREAM_COUNT; st++)
         S->ops_of[st] = malloc(sizeof(int) * (size_t)(S->n_ops ? S->n_ops : 1));
-    if (!S->hosts || !S->done || !S->cond || !S->mutex || !S->inst || !S->ops_of[0] ||
+    if (!S->hosts || !S->mbox || !S->done || !S->cond || !S->mutex || !S->inst || !S->ops_of[0] ||
         !S->ops_of[1] || !S->ops_of[2] || rt_sg_flowset_init(&S->flows, job->p, job->pairs) < 0)
         sim_fail(S, "out of memory");
     for (int op = 0; op < S->n_ops; op++) {
@@ -505,7 +552,7 @@ static void sim_free(sim *S, rank_actor *actors)
         if (S->cond && S->cond[r]) sg_cond_destroy(S->cond[r]);
         if (S->mutex && S->mutex[r]) sg_mutex_destroy(S->mutex[r]);
     }
-    free(S->hosts), free(S->done), free(S->cond), free(S->mutex), free(S->inst);
+    free(S->hosts), free(S->mbox), free(S->done), free(S->cond), free(S->mutex), free(S->inst);
     for (int st = 0; st < RT_STREAM_COUNT; st++)
         free(S->ops_of[st]);
     rt_sg_flowset_free(&S->flows);
@@ -518,6 +565,7 @@ static void find_hosts(sim *S)
     for (int h = 0; h < S->job->p->n_hosts; h++) {
         rt_platform_host_name(S->job->p, h, name, sizeof name);
         RT_SG_CHECK(S, S->hosts[h] = sg_host_by_name(name));
+        RT_SG_CHECK(S, S->mbox[h] = sg_mailbox_by_name(name));
     }
 }
 
@@ -553,13 +601,14 @@ static int settings_argv(const rt_simgrid_settings *sg, const rt_topology *t, ch
      * (a 16-GPU AlltoAll over a half-speed NIC ended at 79 % of that NIC's bytes / bandwidth;
      * experiments/whatif/faults/README.md): a faulted platform runs the full update. */
     if (t->faults.n > 0) snprintf(buf[n++], 96, "--cfg=network/optim:Full");
-        /* Actors here are shallow; small stacks keep thousands of them cheap. */
+        /* Actors here are shallow (rank actors peak at 5 KiB, RT_SG_FLOW_STACK_KIB); small stacks
+         * keep tens of thousands of them cheap. */
 #ifdef __SANITIZE_ADDRESS__
     /* ASan cannot follow SimGrid's own stack switching; system threads it can. */
     snprintf(buf[n++], 96, "--cfg=contexts/factory:thread");
     snprintf(buf[n++], 96, "--cfg=contexts/stack-size:1024");
 #else
-    snprintf(buf[n++], 96, "--cfg=contexts/stack-size:128");
+    snprintf(buf[n++], 96, "--cfg=contexts/stack-size:32");
 #endif
     snprintf(buf[n++], 96, "--cfg=contexts/guard-size:0");
     snprintf(buf[n++], 96, "--log=root.thresh:warning");
