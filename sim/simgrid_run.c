@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <simgrid/actor.h>
+#include <simgrid/comm.h>
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
@@ -58,11 +59,9 @@ typedef struct rank_actor {
 } rank_actor;
 
 typedef struct flow_job {
-    sim *S;
     sg_host_t src, dst;
     int dst_host;
     double bytes;
-    sg_sem_t done;
 } flow_job;
 
 static void sim_fail(sim *S, const char *msg)
@@ -120,14 +119,14 @@ static void wait_deps(sim *S, int rank, int op)
     }
 }
 
-/* Stack of the flow and receiver actors, in KiB: they only call transfer() (a SimGrid put or
- * get and a semaphore release) and end. Tens of thousands of flows run at once at 16384 GPUs
- * and SimGrid zeroes every stack it allocates (calloc), so the stack is RSS. Measured high
- * water mark (zeroed stacks scanned after the run; flat, fused, sptt, hsp, pipeline, step-wise
- * at 32 to 1024 GPUs): 3.2 KiB for these actors, 5.0 KiB for the rank actors (whose stack is
- * contexts/stack-size, settings_argv); with a guard page below every stack
- * (contexts/guard-size:4096) the same runs and the simgrid tests ran clean. ASan's thread
- * contexts need far more. */
+/* Stack of the actors that move flows, in KiB: they post SimGrid puts or gets (transfer(), the
+ * host batches of run_flows), wait, release a semaphore and end. Tens of thousands of them run
+ * at once at 16384 GPUs and SimGrid zeroes every stack it allocates (calloc), so the stack is
+ * RSS. Measured high water mark (zeroed stacks scanned after the run; flat, fused, sptt, hsp,
+ * pipeline, step-wise at 32 to 1024 GPUs, one actor per flow): 3.2 KiB for these actors, 5.0
+ * KiB for the rank actors (whose stack is contexts/stack-size, settings_argv); with a guard
+ * page below every stack (contexts/guard-size:4096) the same runs, with the host batches too,
+ * and the simgrid tests ran clean. ASan's thread contexts need far more. */
 #ifdef __SANITIZE_ADDRESS__
 enum { RT_SG_FLOW_STACK_KIB = 1024 };
 #else
@@ -152,14 +151,8 @@ static void start_small(sim *S, const char *name, sg_host_t host, void (*main)(i
 }
 
 /* BYTES from SRC (the calling actor's host) to DST as one SimGrid communication, returning
- * when it has arrived: a put into DST's mailbox met by a receiver actor started on DST, the
- * same network action as sg_host_sendto(SRC, DST, BYTES) (SimGrid 3.32's CommImpl::start
- * calls communicate(from, to, size, rate) for both). Not sg_host_sendto: SimGrid 3.32
- * detaches a host-to-host communication and keeps every detached one in a single list that
- * it scans whole (std::list::remove) each time one ends, so N concurrent flows cost N^2
- * (51 % of a 2048-GPU run). The receiver on DST may take any put waiting in DST's mailbox:
- * every one of them is a communication to DST, so the route and size do not depend on which
- * it takes; the sender returns when its own put has arrived. */
+ * when it has arrived: a put into DST's mailbox met by a receiver actor started on DST (the
+ * step-wise flows of pairs mode; why not sg_host_sendto: run_flows). */
 static void transfer(sim *S, sg_host_t dst, int dst_host, double bytes)
 {
     start_small(S, "recv", dst, receiver_main, S->mbox[dst_host]);
@@ -167,44 +160,145 @@ static void transfer(sim *S, sg_host_t dst, int dst_host, double bytes)
     sg_mailbox_put(S->mbox[dst_host], S, (long)bytes);
 }
 
-static void flow_main(int argc, char **argv)
+/* The flows of one round that one host sends (or receives): one actor on that host posts
+ * them all at once and waits for them. */
+typedef struct host_batch {
+    sim *S;
+    const flow_job *jobs;
+    const int *idx; /* [n]: the batch's flows, in flow order */
+    int n;
+    sg_sem_t done; /* senders: released once the batch's puts have arrived; receivers: NULL */
+} host_batch;
+
+static void batch_wait(sg_comm_t *comms, int n, sg_sem_t done)
 {
-    (void)argc, (void)argv;
-    flow_job *f = sg_actor_self_get_data();
-    transfer(f->S, f->dst, f->dst_host, f->bytes);
-    sg_sem_release(f->done);
+    sg_comm_wait_all(comms, (size_t)n);
+    free(comms);
+    if (done) sg_sem_release(done);
 }
 
-/* Runs the flows in S->flows to completion, each as its own actor, and counts their bytes
- * on their links. Returns the longest route latency among them: what SimGrid charged the
- * round (before the network model's latency factor). */
+static void send_batch_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    host_batch *b = sg_actor_self_get_data();
+    sg_comm_t *comms = malloc(sizeof *comms * (size_t)b->n);
+    if (!comms) sim_fail(b->S, "out of memory for flows");
+    /* sg_host_sendto took the size as uint64_t, the put takes a long: the same truncation. */
+    for (int i = 0; i < b->n; i++) {
+        const flow_job *f = &b->jobs[b->idx[i]];
+        RT_SG_CHECK(b->S,
+                    comms[i] = sg_mailbox_put_async(b->S->mbox[f->dst_host], b->S, (long)f->bytes));
+    }
+    batch_wait(comms, b->n, b->done);
+}
+
+static void recv_batch_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const host_batch *b = sg_actor_self_get_data();
+    /* Everything of B is read before the first SimGrid call: the caller may free it once the
+     * round's puts have arrived (the gets may still be waiting for other collectives' puts). */
+    sim *S = b->S;
+    int n = b->n;
+    sg_mailbox_t box = S->mbox[b->jobs[b->idx[0]].dst_host];
+    sg_comm_t *comms = malloc(sizeof *comms * (size_t)n);
+    void **data = malloc(sizeof *data * (size_t)n);
+    if (!comms || !data) sim_fail(S, "out of memory for flows");
+    for (int i = 0; i < n; i++)
+        RT_SG_CHECK(S, comms[i] = sg_mailbox_get_async(box, &data[i]));
+    batch_wait(comms, n, NULL);
+    free(data);
+}
+
+/* Flow indices grouped by KEY (a host), in flow order within a group; FIRST[g]..FIRST[g+1]
+ * delimit group g. Returns the number of groups. */
+static int group_by(const int *key, int n, int n_keys, int *idx, int *first, int *slot)
+{
+    int groups = 0;
+    for (int k = 0; k < n_keys; k++)
+        slot[k] = -1;
+    int *count = calloc((size_t)n + 1, sizeof(int));
+    int *group_of = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!count || !group_of) {
+        free(count), free(group_of);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (slot[key[i]] < 0) slot[key[i]] = groups++;
+        group_of[i] = slot[key[i]];
+        count[group_of[i] + 1]++;
+    }
+    for (int g = 0; g < groups; g++)
+        count[g + 1] += count[g];
+    memcpy(first, count, sizeof(int) * (size_t)(groups + 1));
+    for (int i = 0; i < n; i++)
+        idx[count[group_of[i]]++] = i;
+    for (int i = 0; i < n; i++)
+        slot[key[i]] = -1;
+    free(count), free(group_of);
+    return groups;
+}
+
+/* Runs the flows in S->flows to completion and counts their bytes on their links. Each flow
+ * is one SimGrid communication: a put into its destination host's mailbox met by a get on
+ * that host, the same network action as sg_host_sendto(source, destination, bytes) (SimGrid
+ * 3.32's CommImpl::start calls communicate(from, to, size, rate) for both). One actor per
+ * source host posts that host's puts and one per destination host its gets, all at once, so
+ * an AlltoAll over 16384 GPUs runs two actors per host involved, not per flow. Not
+ * sg_host_sendto: SimGrid 3.32 detaches a host-to-host communication and keeps every detached
+ * one in a single list that it scans whole (std::list::remove) each time one ends, so N
+ * concurrent flows cost N^2 (54 % of a 2048-GPU run). A get may take any put waiting in its
+ * host's mailbox (another collective's): every one is a communication to that host, so route
+ * and size do not depend on which it takes, and gets and puts are posted in equal numbers per
+ * host at the same instant. Returns the longest route latency among the flows: what SimGrid
+ * charged the round (before the network model's latency factor). */
 static double run_flows(sim *S)
 {
     rt_sg_flowset *fs = &S->flows;
-    int n = fs->n_flows;
+    int n = fs->n_flows, n_hosts = S->job->p->n_hosts;
     double lat = 0;
     if (n == 0) return 0;
     flow_job *jobs = malloc(sizeof *jobs * (size_t)n);
+    int *key = malloc(sizeof(int) * 2 * (size_t)n), *idx = malloc(sizeof(int) * 2 * (size_t)n);
+    int *first = malloc(sizeof(int) * 2 * ((size_t)n + 1)),
+        *slot = malloc(sizeof(int) * (size_t)n_hosts);
+    host_batch *batch = malloc(sizeof *batch * 2 * (size_t)n);
     sg_sem_t done = sg_sem_init(0);
-    if (!jobs) sim_fail(S, "out of memory for flows");
+    if (!jobs || !key || !idx || !first || !slot || !batch) sim_fail(S, "out of memory for flows");
     RT_SG_CHECK(S, done);
     for (int i = 0; i < n; i++) {
         const rt_sg_flow *fl = &fs->flows[i];
-        jobs[i] = (flow_job){
-            S, S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->dst_host, fl->bytes, done};
+        jobs[i] =
+            (flow_job){S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->dst_host, fl->bytes};
+        key[i] = fl->src_host;
+        key[n + i] = fl->dst_host;
         lat = fl->latency > lat ? fl->latency : lat;
         for (int k = 0; k < fl->n_links; k++)
             S->job->out->link_bytes[fl->links[k]] += fl->bytes;
     }
     S->job->out->flows += n;
+    int senders = group_by(key, n, n_hosts, idx, first, slot);
+    int receivers = group_by(key + n, n, n_hosts, idx + n, first + n + 1, slot);
+    if (senders < 0 || receivers < 0) sim_fail(S, "out of memory for flows");
     /* Starting the actors yields: S->flows may be refilled by another call meanwhile, so
-     * everything needed was copied into JOBS first. */
-    for (int i = 0; i < n; i++)
-        start_small(S, "flow", jobs[i].src, flow_main, &jobs[i]);
-    for (int i = 0; i < n; i++)
+     * everything needed was copied into JOBS first. Receivers first: a put finds its get. */
+    for (int g = 0; g < receivers; g++) {
+        const int *r = idx + n + first[n + 1 + g];
+        batch[g] = (host_batch){S, jobs, r, first[n + 2 + g] - first[n + 1 + g], NULL};
+        start_small(S, "flows-in", jobs[r[0]].dst, recv_batch_main, &batch[g]);
+    }
+    for (int g = 0; g < senders; g++) {
+        const int *r = idx + first[g];
+        batch[receivers + g] = (host_batch){S, jobs, r, first[g + 1] - first[g], done};
+        start_small(S, "flows-out", jobs[r[0]].src, send_batch_main, &batch[receivers + g]);
+    }
+    /* The round ends when every put has arrived. Not waiting for the gets: a get may have met
+     * another collective's put and end with it; the receivers need nothing of this call once
+     * they have posted their gets, which they do before any flow can arrive. */
+    for (int i = 0; i < senders; i++)
         sg_sem_acquire(done);
     sg_sem_destroy(done);
-    free(jobs);
+    free(jobs), free(key), free(idx), free(first), free(slot), free(batch);
     return lat;
 }
 
