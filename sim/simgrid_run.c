@@ -13,9 +13,11 @@
 #include <string.h>
 
 #include <simgrid/actor.h>
+#include <simgrid/comm.h>
 #include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 
@@ -41,6 +43,7 @@ typedef struct sim {
     const rt_graph *g;
     int n_ops, world;
     sg_host_t *hosts;
+    sg_mailbox_t *mbox;  /* [host] flows to the host meet their receiver here (transfer()) */
     unsigned char *done; /* [rank * n_ops + op] */
     sg_cond_t *cond;     /* [rank] signalled when one of its ops ends */
     sg_mutex_t *mutex;   /* [rank] */
@@ -59,8 +62,8 @@ typedef struct rank_actor {
 
 typedef struct flow_job {
     sg_host_t src, dst;
+    int dst_host;
     double bytes;
-    sg_sem_t done;
 } flow_job;
 
 static void sim_fail(sim *S, const char *msg)
@@ -118,47 +121,186 @@ static void wait_deps(sim *S, int rank, int op)
     }
 }
 
-static void flow_main(int argc, char **argv)
+/* Stack of the actors that move flows, in KiB: they post SimGrid puts or gets (transfer(), the
+ * host batches of run_flows), wait, release a semaphore and end. Tens of thousands of them run
+ * at once at 16384 GPUs and SimGrid zeroes every stack it allocates (calloc), so the stack is
+ * RSS. Measured high water mark (zeroed stacks scanned after the run; flat, fused, sptt, hsp,
+ * pipeline, step-wise at 32 to 1024 GPUs, one actor per flow): 3.2 KiB for these actors, 5.0
+ * KiB for the rank actors (whose stack is contexts/stack-size, settings_argv); with a guard
+ * page below every stack (contexts/guard-size:4096) the same runs, with the host batches too,
+ * and the simgrid tests ran clean. ASan's thread contexts need far more. */
+#ifdef __SANITIZE_ADDRESS__
+enum { RT_SG_FLOW_STACK_KIB = 1024 };
+#else
+enum { RT_SG_FLOW_STACK_KIB = 16 };
+#endif
+
+static void receiver_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    flow_job *f = sg_actor_self_get_data();
-    sg_host_sendto(f->src, f->dst, f->bytes);
-    sg_sem_release(f->done);
+    sg_mailbox_get(sg_actor_self_get_data());
 }
 
-/* Runs the flows in S->flows to completion, each as its own actor, and counts their bytes
- * on their links. Returns the longest route latency among them: what SimGrid charged the
- * round (before the network model's latency factor). */
+/* Starts ACTOR (created on HOST) running MAIN with DATA on a flow's small stack. */
+static void start_small(sim *S, const char *name, sg_host_t host, void (*main)(int, char **),
+                        void *data)
+{
+    sg_actor_t a = sg_actor_init(name, host);
+    RT_SG_CHECK(S, a);
+    sg_actor_set_stacksize(a, RT_SG_FLOW_STACK_KIB);
+    sg_actor_set_data(a, data);
+    sg_actor_start(a, main, 0, NULL);
+}
+
+/* BYTES from SRC (the calling actor's host) to DST as one SimGrid communication, returning
+ * when it has arrived: a put into DST's mailbox met by a receiver actor started on DST (the
+ * step-wise flows of pairs mode; why not sg_host_sendto: run_flows). */
+static void transfer(sim *S, sg_host_t dst, int dst_host, double bytes)
+{
+    start_small(S, "recv", dst, receiver_main, S->mbox[dst_host]);
+    /* sg_host_sendto took the size as uint64_t, the put takes a long: the same truncation. */
+    sg_mailbox_put(S->mbox[dst_host], S, (long)bytes);
+}
+
+/* The flows of one round that one host sends (or receives): one actor on that host posts
+ * them all at once and waits for them. */
+typedef struct host_batch {
+    sim *S;
+    const flow_job *jobs;
+    const int *idx; /* [n]: the batch's flows, in flow order */
+    int n;
+    sg_sem_t done; /* senders: released once the batch's puts have arrived; receivers: NULL */
+} host_batch;
+
+static void batch_wait(sg_comm_t *comms, int n, sg_sem_t done)
+{
+    sg_comm_wait_all(comms, (size_t)n);
+    free(comms);
+    if (done) sg_sem_release(done);
+}
+
+static void send_batch_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    host_batch *b = sg_actor_self_get_data();
+    sg_comm_t *comms = malloc(sizeof *comms * (size_t)b->n);
+    if (!comms) sim_fail(b->S, "out of memory for flows");
+    /* sg_host_sendto took the size as uint64_t, the put takes a long: the same truncation. */
+    for (int i = 0; i < b->n; i++) {
+        const flow_job *f = &b->jobs[b->idx[i]];
+        RT_SG_CHECK(b->S,
+                    comms[i] = sg_mailbox_put_async(b->S->mbox[f->dst_host], b->S, (long)f->bytes));
+    }
+    batch_wait(comms, b->n, b->done);
+}
+
+static void recv_batch_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const host_batch *b = sg_actor_self_get_data();
+    /* Everything of B is read before the first SimGrid call: the caller may free it once the
+     * round's puts have arrived (the gets may still be waiting for other collectives' puts). */
+    sim *S = b->S;
+    int n = b->n;
+    sg_mailbox_t box = S->mbox[b->jobs[b->idx[0]].dst_host];
+    sg_comm_t *comms = malloc(sizeof *comms * (size_t)n);
+    void **data = malloc(sizeof *data * (size_t)n);
+    if (!comms || !data) sim_fail(S, "out of memory for flows");
+    for (int i = 0; i < n; i++)
+        RT_SG_CHECK(S, comms[i] = sg_mailbox_get_async(box, &data[i]));
+    batch_wait(comms, n, NULL);
+    free(data);
+}
+
+/* Flow indices grouped by KEY (a host), in flow order within a group; FIRST[g]..FIRST[g+1]
+ * delimit group g. Returns the number of groups. */
+static int group_by(const int *key, int n, int n_keys, int *idx, int *first, int *slot)
+{
+    int groups = 0;
+    for (int k = 0; k < n_keys; k++)
+        slot[k] = -1;
+    int *count = calloc((size_t)n + 1, sizeof(int));
+    int *group_of = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!count || !group_of) {
+        free(count), free(group_of);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (slot[key[i]] < 0) slot[key[i]] = groups++;
+        group_of[i] = slot[key[i]];
+        count[group_of[i] + 1]++;
+    }
+    for (int g = 0; g < groups; g++)
+        count[g + 1] += count[g];
+    memcpy(first, count, sizeof(int) * (size_t)(groups + 1));
+    for (int i = 0; i < n; i++)
+        idx[count[group_of[i]]++] = i;
+    for (int i = 0; i < n; i++)
+        slot[key[i]] = -1;
+    free(count), free(group_of);
+    return groups;
+}
+
+/* Runs the flows in S->flows to completion and counts their bytes on their links. Each flow
+ * is one SimGrid communication: a put into its destination host's mailbox met by a get on
+ * that host, the same network action as sg_host_sendto(source, destination, bytes) (SimGrid
+ * 3.32's CommImpl::start calls communicate(from, to, size, rate) for both). One actor per
+ * source host posts that host's puts and one per destination host its gets, all at once, so
+ * an AlltoAll over 16384 GPUs runs two actors per host involved, not per flow. Not
+ * sg_host_sendto: SimGrid 3.32 detaches a host-to-host communication and keeps every detached
+ * one in a single list that it scans whole (std::list::remove) each time one ends, so N
+ * concurrent flows cost N^2 (54 % of a 2048-GPU run). A get may take any put waiting in its
+ * host's mailbox (another collective's): every one is a communication to that host, so route
+ * and size do not depend on which it takes, and gets and puts are posted in equal numbers per
+ * host at the same instant. Returns the longest route latency among the flows: what SimGrid
+ * charged the round (before the network model's latency factor). */
 static double run_flows(sim *S)
 {
     rt_sg_flowset *fs = &S->flows;
-    int n = fs->n_flows;
+    int n = fs->n_flows, n_hosts = S->job->p->n_hosts;
     double lat = 0;
     if (n == 0) return 0;
     flow_job *jobs = malloc(sizeof *jobs * (size_t)n);
+    int *key = malloc(sizeof(int) * 2 * (size_t)n), *idx = malloc(sizeof(int) * 2 * (size_t)n);
+    int *first = malloc(sizeof(int) * 2 * ((size_t)n + 1)),
+        *slot = malloc(sizeof(int) * (size_t)n_hosts);
+    host_batch *batch = malloc(sizeof *batch * 2 * (size_t)n);
     sg_sem_t done = sg_sem_init(0);
-    if (!jobs) sim_fail(S, "out of memory for flows");
+    if (!jobs || !key || !idx || !first || !slot || !batch) sim_fail(S, "out of memory for flows");
     RT_SG_CHECK(S, done);
     for (int i = 0; i < n; i++) {
         const rt_sg_flow *fl = &fs->flows[i];
-        jobs[i] = (flow_job){S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->bytes, done};
+        jobs[i] =
+            (flow_job){S->hosts[fl->src_host], S->hosts[fl->dst_host], fl->dst_host, fl->bytes};
+        key[i] = fl->src_host;
+        key[n + i] = fl->dst_host;
         lat = fl->latency > lat ? fl->latency : lat;
         for (int k = 0; k < fl->n_links; k++)
             S->job->out->link_bytes[fl->links[k]] += fl->bytes;
     }
     S->job->out->flows += n;
+    int senders = group_by(key, n, n_hosts, idx, first, slot);
+    int receivers = group_by(key + n, n, n_hosts, idx + n, first + n + 1, slot);
+    if (senders < 0 || receivers < 0) sim_fail(S, "out of memory for flows");
     /* Starting the actors yields: S->flows may be refilled by another call meanwhile, so
-     * everything needed was copied into JOBS first. */
-    for (int i = 0; i < n; i++) {
-        sg_actor_t a = sg_actor_init("flow", jobs[i].src);
-        RT_SG_CHECK(S, a);
-        sg_actor_set_data(a, &jobs[i]);
-        sg_actor_start(a, flow_main, 0, NULL);
+     * everything needed was copied into JOBS first. Receivers first: a put finds its get. */
+    for (int g = 0; g < receivers; g++) {
+        const int *r = idx + n + first[n + 1 + g];
+        batch[g] = (host_batch){S, jobs, r, first[n + 2 + g] - first[n + 1 + g], NULL};
+        start_small(S, "flows-in", jobs[r[0]].dst, recv_batch_main, &batch[g]);
     }
-    for (int i = 0; i < n; i++)
+    for (int g = 0; g < senders; g++) {
+        const int *r = idx + first[g];
+        batch[receivers + g] = (host_batch){S, jobs, r, first[g + 1] - first[g], done};
+        start_small(S, "flows-out", jobs[r[0]].src, send_batch_main, &batch[receivers + g]);
+    }
+    /* The round ends when every put has arrived. Not waiting for the gets: a get may have met
+     * another collective's put and end with it; the receivers need nothing of this call once
+     * they have posted their gets, which they do before any flow can arrive. */
+    for (int i = 0; i < senders; i++)
         sg_sem_acquire(done);
     sg_sem_destroy(done);
-    free(jobs);
+    free(jobs), free(key), free(idx), free(first), free(slot), free(batch);
     return lat;
 }
 
@@ -218,7 +360,7 @@ static void step_flow_main(int argc, char **argv)
     (void)argc, (void)argv;
     step_flow *j = sg_actor_self_get_data();
     steps *st = j->st;
-    sg_host_sendto(st->S->hosts[j->fl->src_host], st->S->hosts[j->fl->dst_host], j->fl->bytes);
+    transfer(st->S, st->S->hosts[j->fl->dst_host], j->fl->dst_host, j->fl->bytes);
     sg_mutex_lock(st->mutex);
     st->received[seq_to(st, j->fl) * st->rounds + j->round]++;
     sg_cond_notify_all(st->arrived);
@@ -246,10 +388,8 @@ static void step_member_main(int argc, char **argv)
         }
         for (int i = st->first[prev + 1]; i < st->first[prev + 2]; i++) {
             jobs[i - lo] = (step_flow){st, &st->flows[i], r, sent};
-            sg_actor_t a = sg_actor_init("step", st->S->hosts[st->flows[i].src_host]);
-            RT_SG_CHECK(st->S, a);
-            sg_actor_set_data(a, &jobs[i - lo]);
-            sg_actor_start(a, step_flow_main, 0, NULL);
+            start_small(st->S, "step", st->S->hosts[st->flows[i].src_host], step_flow_main,
+                        &jobs[i - lo]);
         }
     }
     for (int i = lo; i < hi; i++)
@@ -490,13 +630,14 @@ static void sim_init(sim *S, const rt_sg_job *job)
     S->n_ops = job->g->n_ops;
     S->world = job->g->world;
     S->hosts = calloc((size_t)job->p->n_hosts, sizeof(sg_host_t));
+    S->mbox = calloc((size_t)job->p->n_hosts, sizeof(sg_mailbox_t));
     S->done = calloc((size_t)S->world * (size_t)(S->n_ops ? S->n_ops : 1), 1);
     S->cond = calloc((size_t)S->world, sizeof(sg_cond_t));
     S->mutex = calloc((size_t)S->world, sizeof(sg_mutex_t));
     S->inst = calloc((size_t)(S->n_ops ? S->n_ops : 1), sizeof(instance *));
     for (int st = 0; st < RT_STREAM_COUNT; st++)
         S->ops_of[st] = malloc(sizeof(int) * (size_t)(S->n_ops ? S->n_ops : 1));
-    if (!S->hosts || !S->done || !S->cond || !S->mutex || !S->inst || !S->ops_of[0] ||
+    if (!S->hosts || !S->mbox || !S->done || !S->cond || !S->mutex || !S->inst || !S->ops_of[0] ||
         !S->ops_of[1] || !S->ops_of[2] || rt_sg_flowset_init(&S->flows, job->p, job->pairs) < 0)
         sim_fail(S, "out of memory");
     for (int op = 0; op < S->n_ops; op++) {
@@ -516,7 +657,7 @@ static void sim_free(sim *S, rank_actor *actors)
         if (S->cond && S->cond[r]) sg_cond_destroy(S->cond[r]);
         if (S->mutex && S->mutex[r]) sg_mutex_destroy(S->mutex[r]);
     }
-    free(S->hosts), free(S->done), free(S->cond), free(S->mutex), free(S->inst);
+    free(S->hosts), free(S->mbox), free(S->done), free(S->cond), free(S->mutex), free(S->inst);
     for (int st = 0; st < RT_STREAM_COUNT; st++)
         free(S->ops_of[st]);
     rt_sg_flowset_free(&S->flows);
@@ -530,6 +671,7 @@ static void find_hosts(sim *S)
     for (int h = 0; h < S->job->p->n_hosts; h++) {
         rt_platform_host_name(S->job->p, h, name, sizeof name);
         RT_SG_CHECK(S, S->hosts[h] = sg_host_by_name(name));
+        RT_SG_CHECK(S, S->mbox[h] = sg_mailbox_by_name(name));
     }
 }
 
@@ -565,13 +707,14 @@ static int settings_argv(const rt_simgrid_settings *sg, const rt_topology *t, ch
      * (a 16-GPU AlltoAll over a half-speed NIC ended at 79 % of that NIC's bytes / bandwidth;
      * experiments/whatif/faults/README.md): a faulted platform runs the full update. */
     if (t->faults.n > 0) snprintf(buf[n++], 96, "--cfg=network/optim:Full");
-        /* Actors here are shallow; small stacks keep thousands of them cheap. */
+        /* Actors here are shallow (rank actors peak at 5 KiB, RT_SG_FLOW_STACK_KIB); small stacks
+         * keep tens of thousands of them cheap. */
 #ifdef __SANITIZE_ADDRESS__
     /* ASan cannot follow SimGrid's own stack switching; system threads it can. */
     snprintf(buf[n++], 96, "--cfg=contexts/factory:thread");
     snprintf(buf[n++], 96, "--cfg=contexts/stack-size:1024");
 #else
-    snprintf(buf[n++], 96, "--cfg=contexts/stack-size:128");
+    snprintf(buf[n++], 96, "--cfg=contexts/stack-size:32");
 #endif
     snprintf(buf[n++], 96, "--cfg=contexts/guard-size:0");
     snprintf(buf[n++], 96, "--log=root.thresh:warning");
