@@ -1,4 +1,5 @@
-/* What-if faults (core/faults.h) change both engines' results against hand-computed figures.
+/* What-if faults (core/faults.h) change both engines' results against hand-computed figures,
+ * and the healthy fabric's incast they are measured against.
  *
  * Platform (as tests/test_simgrid_settings.c): 2 nodes x 2 devices, NVLink 100e9 B/s, one
  * 25e9 B/s NIC per device on its rail (rail-optimized, PXN), efficiencies 1, a_up = 10 us,
@@ -203,6 +204,25 @@ static void fault_off_the_path(void **state)
     }
 }
 
+/* Incast on the healthy fabric, the reference every fault is measured against: ranks 1, 2
+ * and 3 each send X to rank 0. Rank 1's X crosses NVLink (10 ms); rank 2's goes on rail 0 and
+ * rank 3's reaches rail 0 by PXN, so nic-1-0 up and nic-0-0 down each carry 2X: 80 ms in
+ * SimGrid. The analytic engine charges rank 3's bytes to its own NIC (nic-1-1) but charges
+ * the receiver its 2X inter-node bytes on nic-0-0, so it agrees: the receiving NIC is the
+ * bottleneck of an incast in both engines. */
+static void incast_on_the_receiver(void **state)
+{
+    (void)state;
+    double bytes[4][4] = {{0}};
+    bytes[1][0] = bytes[2][0] = bytes[3][0] = X;
+    const char *engines[] = {"analytic", "simgrid"};
+    for (int e = 0; e < 2; e++) {
+        rt_topology t;
+        fill_topology(&t);
+        assert_near(run(&t, alltoallv(bytes), engines[e]), 2 * X / 25e9, LAT);
+    }
+}
+
 /* 2 nodes x 8 devices, 8 NICs: an even AlltoAll of Y = X/8 per pair puts 8Y = X on every NIC
  * each way, 40 ms healthy; nic-1-3 at half speed: 80 ms in both engines. SimGrid 3.32's lazy
  * updates ended this at 79 % of the faulted NIC's bytes / bandwidth (the engine now runs
@@ -293,6 +313,7 @@ int main(void)
         cmocka_unit_test(half_speed_nic),     cmocka_unit_test(background_share),
         cmocka_unit_test(fault_off_the_path), cmocka_unit_test(uplink_port_down),
         cmocka_unit_test(eight_gpu_nodes),    cmocka_unit_test(platform_bandwidths),
+        cmocka_unit_test(incast_on_the_receiver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
