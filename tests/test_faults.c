@@ -310,9 +310,9 @@ static void platform_bandwidths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(half_speed_nic),     cmocka_unit_test(background_share),
-        cmocka_unit_test(fault_off_the_path), cmocka_unit_test(uplink_port_down),
-        cmocka_unit_test(eight_gpu_nodes),    cmocka_unit_test(platform_bandwidths),
+        cmocka_unit_test(half_speed_nic),         cmocka_unit_test(background_share),
+        cmocka_unit_test(fault_off_the_path),     cmocka_unit_test(uplink_port_down),
+        cmocka_unit_test(eight_gpu_nodes),        cmocka_unit_test(platform_bandwidths),
         cmocka_unit_test(incast_on_the_receiver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
