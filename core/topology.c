@@ -13,7 +13,7 @@
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
 const char *const rt_ecmp_names[] = {"balanced", "hash", NULL};
-const char *const rt_family_names[] = {"fat_tree", "rail_only", NULL};
+const char *const rt_family_names[] = {"fat_tree", "rail_only", "torus", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",      "source",     "device",  "node",
@@ -27,7 +27,7 @@ static const char *const node_keys[] = {"devices",          "scale_up", "scale_u
                                         "host_latency",     "cores",    NULL};
 static const char *const net_keys[] = {
     "nics_per_node",    "nic_bw",         "nic_latency", "rail_optimized", "levels", "radix",
-    "oversubscription", "switch_latency", "ecmp",        "family",         NULL};
+    "oversubscription", "switch_latency", "ecmp",        "family",         "dims",   NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         NULL};
 static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
@@ -93,6 +93,30 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
     return 0;
 }
 
+/* `dims: [x, y]` or `[x, y, z]`, each >= 2 routers; read only by family torus. */
+static int parse_dims(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net)
+{
+    int64_t *v = NULL;
+    int count = 0, r = rt_cfg_get_int_list(c, n, "dims", 0, 2, 1 << 20, &v, &count);
+    if (r < 0) return -1;
+    if (r > 0) return 0;
+    struct fy_node *at = fy_node_mapping_lookup_by_string(n, "dims", FY_NT);
+    if (count < 2 || count > RT_TORUS_MAX_DIMS) {
+        free(v);
+        rt_cfg_error(c, at,
+                     "dims has %d entries; allowed: 2 or 3 router counts ([x, y] or "
+                     "[x, y, z]) of a torus",
+                     count);
+        return -1;
+    }
+    for (int i = 0; i < count; i++)
+        net->dims[i] = (int)v[i];
+    free(v);
+    net->n_dims = count;
+    net->dims_cfg = c, net->dims_at = at;
+    return 0;
+}
+
 static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int req)
 {
     int64_t nics = net->nics_per_node, levels = net->levels, radix = net->radix;
@@ -114,6 +138,7 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
     net->family = (rt_fabric_family)family;
     struct fy_node *at = fy_node_mapping_lookup_by_string(n, "family", FY_NT);
     if (at) net->family_cfg = c, net->family_at = at;
+    if (parse_dims(c, n, net) < 0) return -1;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
     net->radix = (int)radix;
@@ -236,6 +261,7 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
 int rt_topology_nodes_per_leaf(const rt_topology *t)
 {
     if (t->net.family == RT_FAMILY_RAIL_ONLY) return t->net.radix;
+    if (t->net.family == RT_FAMILY_TORUS) return 1; /* one router per node */
     int down = t->net.radix / 2;
     if (down < 1) return 1;
     if (t->net.rail_optimized) return down;
@@ -251,6 +277,55 @@ static int family_error(const rt_topology *t, const char *what)
     else
         fprintf(stderr, "scale_out.family: %s\n", what);
     return -1;
+}
+
+/* Reports WHAT at `dims:` when it was written, else at `family:`. */
+static int dims_error(const rt_topology *t, const char *what)
+{
+    if (t->net.dims_cfg) {
+        rt_cfg_error(t->net.dims_cfg, t->net.dims_at, "%s", what);
+        return -1;
+    }
+    return family_error(t, what);
+}
+
+static int check_torus(const rt_topology *t)
+{
+    char what[256];
+    if (t->net.n_dims < 2)
+        return family_error(t, "torus needs dims: [x, y] or [x, y, z] (routers per dimension, "
+                               "product = nodes)");
+    long long prod = 1;
+    for (int i = 0; i < t->net.n_dims; i++)
+        prod *= t->net.dims[i];
+    if (prod != t->nodes) {
+        snprintf(what, sizeof what,
+                 "torus dims multiply to %lld routers but the cluster has %d nodes (one router "
+                 "per node); allowed: dims whose product is the node count",
+                 prod, t->nodes);
+        return dims_error(t, what);
+    }
+    if (t->net.rail_optimized)
+        return family_error(t, "torus has one router per node holding all its NICs: "
+                               "rail_optimized must be false; allowed: rail_optimized: false");
+    if (t->net.nics_per_node < 2 * t->net.n_dims) {
+        snprintf(what, sizeof what,
+                 "torus: a link carries the node's NIC bandwidth / (2 x %d dimensions), less "
+                 "than one of its %d NICs; allowed: nics_per_node >= %d, or fewer dims",
+                 t->net.n_dims, t->net.nics_per_node, 2 * t->net.n_dims);
+        return dims_error(t, what);
+    }
+    if (t->net.ecmp == RT_ECMP_HASH)
+        return family_error(t, "torus routes by dimension order: ecmp: hash has no spine port "
+                               "to choose; allowed: ecmp: balanced (or absent)");
+    if (t->net.oversubscription != 1)
+        return family_error(t, "torus has no leaf uplinks to oversubscribe; allowed: "
+                               "oversubscription: 1");
+    for (int i = 0; i < t->faults.n; i++)
+        if (t->faults.f[i].link == RT_FAULT_UPLINK)
+            return family_error(t, "torus has no uplinks: a `faults:` uplink entry names no "
+                                   "link; allowed: nvlink and nic faults");
+    return 0;
 }
 
 int rt_topology_check_faults(const rt_topology *t)
@@ -275,6 +350,10 @@ int rt_topology_check_faults(const rt_topology *t)
                 return family_error(t, "rail_only has no uplinks: a `faults:` uplink entry names "
                                        "no link; allowed: nvlink and nic faults");
     }
+    if (t->net.family == RT_FAMILY_TORUS && check_torus(t) < 0) return -1;
+    if (t->net.family != RT_FAMILY_TORUS && t->net.n_dims > 0)
+        return dims_error(t, "dims is read only by family: torus; allowed: family: torus, or no "
+                             "dims");
     int npl = rt_topology_nodes_per_leaf(t);
     return rt_faults_check(&t->faults, t->nodes, t->node.devices, t->net.nics_per_node,
                            t->net.rail_optimized ? t->net.nics_per_node : 1,

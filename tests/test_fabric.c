@@ -9,7 +9,16 @@
  *   fat_tree   X / 25e9 + 0.2 us + 3 x 1 us + 1 us = 40.0042 ms,
  *   rail_only  X / 25e9 + 0.2 us + 1 x 1 us + 1 us = 40.0022 ms,
  * in both engines (the SimGrid flow pays its route latency, and the engine adds the analytic
- * latency beyond it). */
+ * latency beyond it).
+ *
+ * torus (its own platform): 8 nodes of 4 devices, 4 NICs of 25e9 B/s, rail_optimized false,
+ * dims [4, 2]: node N at (N mod 4, N / 4); a torus link carries 4 x 25e9 / (2 x 2) = 25e9 B/s
+ * per direction; diameter 2 + 1 = 3, so the analytic engine charges 1 + 3 = 4 routers:
+ *   one flow, rank 0 -> rank 8 (node 2, two hops +x): X / 25e9 + 0.2 us + 4 x 1 us + 1 us,
+ *   the same in SimGrid (its route pays 0.2 + 3 x 1 us, the engine tops up to the analytic);
+ *   with rank 4 -> rank 12 (node 1 -> node 3, +x over torus-1-0 and torus-2-0) beside it, both
+ *   cross torus-1-0 UP: 12.5e9 B/s each, 2 X / 25e9 + 5.2 us in SimGrid, unchanged analytic;
+ *   with rank 16 -> rank 24 (node 4 -> node 6, the y = 1 row) instead, no link is shared. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,7 +123,7 @@ static void engines_agree_per_family(void **state)
         [RT_FAMILY_FAT_TREE] = X / 25e9 + 0.2e-6 + 3e-6 + 1e-6,
         [RT_FAMILY_RAIL_ONLY] = X / 25e9 + 0.2e-6 + 1e-6 + 1e-6,
     };
-    for (int f = 0; f < RT_FAMILY_COUNT; f++) {
+    for (int f = 0; f < RT_FAMILY_TORUS; f++) { /* torus: torus_* below */
         rt_topology t;
         fill_topology(&t, (rt_fabric_family)f);
         assert_int_equal(rt_topology_check_faults(&t), 0);
@@ -172,11 +181,171 @@ static void rail_only_layout(void **state)
     assert_int_equal(rt_topology_check_faults(&t), -1);
 }
 
+/* The torus platform of the header: 8 nodes of 4 devices, dims [4, 2]. */
+static void fill_torus(rt_topology *t)
+{
+    fill_topology(t, RT_FAMILY_TORUS);
+    t->node.devices = 4;
+    t->net.nics_per_node = 4;
+    t->net.rail_optimized = 0;
+    t->net.dims[0] = 4;
+    t->net.dims[1] = 2;
+    t->net.n_dims = 2;
+    t->nodes = 8;
+}
+
+/* An AlltoAllv over 32 ranks where rank SRC[i] sends X to rank DST[i], i < N. */
+static rt_graph *flows32(const int *src, const int *dst, int n)
+{
+    int reps[32];
+    double w[32];
+    for (int r = 0; r < 32; r++)
+        reps[r] = r, w[r] = 1;
+    rt_graph *g = rt_graph_new(32, 32, reps, w);
+    assert_non_null(g);
+    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
+                                     (rt_group){32, 1}, "c", NULL, 0);
+    for (int r = 0; r < 32; r++) {
+        rt_op_cost *c = rt_graph_cost(g, op, r);
+        c->send = rt_graph_peer_bytes(g, 32);
+        c->recv = rt_graph_peer_bytes(g, 32);
+    }
+    for (int i = 0; i < n; i++) {
+        rt_graph_cost(g, op, src[i])->send[dst[i]] = (uint64_t)X;
+        rt_graph_cost(g, op, src[i])->bytes += X;
+        rt_graph_cost(g, op, dst[i])->recv[src[i]] = (uint64_t)X;
+        rt_graph_cost(g, op, dst[i])->recv_bytes += X;
+    }
+    return g;
+}
+
+static double path_latency(const rt_platform *p, int src, int dst)
+{
+    int segs[RT_PLATFORM_MAX_PATH], n = rt_platform_path(p, src, dst, segs);
+    double lat = 0;
+    for (int i = 0; i < n; i++)
+        lat += rt_platform_segment_latency(p, segs[i]);
+    return lat;
+}
+
+/* One flow: the hand-computed time in both engines; the per-pair hop count in the platform. */
+static void torus_one_flow(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_torus(&t);
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 4);
+    const int a[] = {0}, b[] = {8};
+    double want = X / 25e9 + 0.2e-6 + 4e-6 + 1e-6;
+    assert_rel(run(&t, flows32(a, b, 1), "analytic"), want, 1e-12);
+    assert_rel(run(&t, flows32(a, b, 1), "simgrid"), want, 1e-9);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 8, &why);
+    assert_non_null(p);
+    assert_int_equal(p->leaves, 8);                  /* one router per node */
+    assert_int_equal(p->n_links, 32 + 32 + 16 + 32); /* nvlink, nic, torus, pcie */
+    assert_rel(p->bw[rt_fabric_link0(p)], 25e9, 1e-15);
+    assert_rel(path_latency(p, 0, 8), 0.2e-6 + 3e-6, 1e-12);  /* 2 hops +x */
+    assert_rel(path_latency(p, 0, 12), 0.2e-6 + 2e-6, 1e-12); /* 1 hop -x (wraparound) */
+    assert_rel(path_latency(p, 0, 20), 0.2e-6 + 3e-6, 1e-12); /* (1, 1): x then y */
+    assert_rel(path_latency(p, 0, 3), 10e-6, 1e-12); /* inside the node: NVLink, no router */
+    rt_platform_free(p);
+}
+
+/* Two flows on one torus link take twice as long in SimGrid; on disjoint links they do not. */
+static void torus_shared_link(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_torus(&t);
+    const int a[] = {0, 4}, b[] = {8, 12}, c[] = {0, 16}, d[] = {8, 24};
+    double one = X / 25e9 + 5.2e-6;
+    assert_rel(run(&t, flows32(a, b, 2), "simgrid"), 2 * X / 25e9 + 5.2e-6, 1e-9);
+    assert_rel(run(&t, flows32(c, d, 2), "simgrid"), one, 1e-9);
+    /* the analytic engine does not see the torus links */
+    assert_rel(run(&t, flows32(a, b, 2), "analytic"), one, 1e-12);
+}
+
+/* Dimension order on the written routes: x first, the shorter way, the + link of coordinate 0 in
+ * a dimension of 2; the refusals. */
+static void torus_routes(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_torus(&t);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 8, &why);
+    assert_non_null(p);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "family torus 4x2"));
+    assert_null(strstr(buf, "uplink"));
+    /* node 0 (0, 0) -> node 5 (1, 1): +x from router 0, then +y from router 1 */
+    assert_non_null(strstr(buf, "<route src=\"gpu-0\" dst=\"gpu-20\" symmetrical=\"NO\">"
+                                "<link_ctn id=\"nic-0-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"torus-0-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"torus-1-1\" direction=\"UP\"/>"
+                                "<link_ctn id=\"nic-5-0\" direction=\"DOWN\"/></route>"));
+    /* node 5 -> node 0: -x (router 4's + link, DOWN), then y from coordinate 1 over router 0's
+     * link (DOWN) */
+    assert_non_null(strstr(buf, "<route src=\"gpu-20\" dst=\"gpu-0\" symmetrical=\"NO\">"
+                                "<link_ctn id=\"nic-5-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"torus-4-0\" direction=\"DOWN\"/>"
+                                "<link_ctn id=\"torus-0-1\" direction=\"DOWN\"/>"
+                                "<link_ctn id=\"nic-0-0\" direction=\"DOWN\"/></route>"));
+    /* node 0 -> node 3: -x, one hop over router 3's + link */
+    assert_non_null(strstr(buf, "<route src=\"gpu-0\" dst=\"gpu-12\" symmetrical=\"NO\">"
+                                "<link_ctn id=\"nic-0-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"torus-3-0\" direction=\"DOWN\"/>"
+                                "<link_ctn id=\"nic-3-0\" direction=\"DOWN\"/></route>"));
+    /* router 4's y link (coordinate 1 in a dimension of 2) is written, never routed */
+    assert_non_null(strstr(buf, "<link id=\"torus-4-1\""));
+    assert_null(strstr(buf, "<link_ctn id=\"torus-4-1\""));
+    free(buf);
+    rt_platform_free(p);
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    t.net.dims[1] = 3; /* 12 routers for 8 nodes */
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    assert_null(rt_platform_new(&t, 8, &why));
+    t.net.dims[1] = 2;
+    t.net.rail_optimized = 1;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    t.net.rail_optimized = 0;
+    t.net.nics_per_node = 2; /* a link would carry half a NIC */
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    assert_null(rt_platform_new(&t, 8, &why));
+    t.net.nics_per_node = 4;
+    t.net.oversubscription = 2;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    t.net.oversubscription = 1;
+    t.net.n_dims = 0;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    /* diameter 13 + 1 = 14 hops > 12 */
+    t.net.n_dims = 2;
+    t.net.dims[0] = 26;
+    t.nodes = 52;
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    assert_null(rt_platform_new(&t, 52, &why));
+    assert_non_null(strstr(why, "more than 12 torus links"));
+    /* dims under another family is refused */
+    fill_topology(&t, RT_FAMILY_FAT_TREE);
+    t.net.n_dims = 2;
+    t.net.dims[0] = t.net.dims[1] = 2;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(engines_agree_per_family),
         cmocka_unit_test(rail_only_layout),
+        cmocka_unit_test(torus_one_flow),
+        cmocka_unit_test(torus_shared_link),
+        cmocka_unit_test(torus_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 # `balanced` (the default) the one aggregated uplink; a bad value is refused with its location
 # and the allowed values; summary.json echoes the setting for both engines. family: rail_only
 # (topologies/dgx-h100-rail-only.yaml) writes no uplink and no spine, and refuses more nodes than
-# one rail switch serves (radix 64) at the `family:` line.
+# one rail switch serves (radix 64) at the `family:` line. family: torus at the end.
 set -euo pipefail
 rectwin=$1
 src=$2
@@ -46,3 +46,23 @@ if "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 65 -o "
 fi
 grep -q "dgx-h100-rail-only.yaml:$line:.*65 nodes exceed the 64 one rail switch serves" "$out/err" || { cat "$out/err"; exit 1; }
 [ ! -e "$out/r2.xml" ] || { echo "a refused platform was written"; exit 1; }
+# family: torus (topologies/dgx-h100-torus.yaml, dims [4, 4] = 16 nodes): a torus link carries
+# 8 NICs x 400 Gb/s x 0.9 / (2 x 2 dims) = 90e9 B/s per direction; node 0 (0, 0) -> node 5
+# (1, 1) goes +x then +y (dimension order); dims whose product is not the node count, and a
+# dims of one entry, are refused at the `dims:` line.
+t="$src/topologies/dgx-h100-torus.yaml"
+"$rectwin" platform "$t" --nodes 16 -o "$out/t.xml" >/dev/null
+grep -q '<link id="torus-15-1" bandwidth="90000000000Bps" latency="6.0000000000000008e-07s"' "$out/t.xml" || { echo "torus: no link"; exit 1; }
+if grep -q 'uplink\|spine-' "$out/t.xml"; then echo "torus: uplinks written"; exit 1; fi
+grep -q '<route src="gpu-0" dst="gpu-40" symmetrical="NO"><link_ctn id="nic-0-0" direction="UP"/><link_ctn id="torus-0-0" direction="UP"/><link_ctn id="torus-1-1" direction="UP"/><link_ctn id="nic-5-0" direction="DOWN"/></route>' "$out/t.xml" || { echo "torus: not dimension order"; exit 1; }
+line=$(grep -n '^  dims: \[4, 4\]' "$t" | cut -d: -f1)
+if "$rectwin" platform "$t" --nodes 8 -o "$out/t2.xml" 2>"$out/err"; then
+  echo "torus accepted 16 routers for 8 nodes"; exit 1
+fi
+grep -q "dgx-h100-torus.yaml:$line:.*torus dims multiply to 16 routers but the cluster has 8 nodes" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/t2.xml" ] || { echo "a refused platform was written"; exit 1; }
+sed -e 's/^  dims: \[4, 4\]/  dims: [16]/' "$t" >"$out/t1.yaml"
+if "$rectwin" platform "$out/t1.yaml" --nodes 16 -o "$out/t3.xml" 2>"$out/err"; then
+  echo "torus accepted dims: [16]"; exit 1
+fi
+grep -q "t1.yaml:$line:.*dims has 1 entries; allowed: 2 or 3" "$out/err" || { cat "$out/err"; exit 1; }
