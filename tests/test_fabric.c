@@ -338,6 +338,42 @@ static void torus_routes(void **state)
     assert_int_equal(rt_topology_check_faults(&t), -1);
 }
 
+/* A 3D torus [3, 2, 2] (12 nodes of 6 devices, 6 NICs: links of 6 x 25e9 / 6 = 25e9 B/s): node
+ * 0 (0, 0, 0) -> node 11 (2, 1, 1) is x the - way (distance 2 of 3, over router 2's + link),
+ * then y and z the + way from coordinate 0: torus-2-0 DOWN, torus-2-1 UP, torus-5-2 UP; the
+ * diameter 1 + 1 + 1 = 3 gives the analytic engine 4 routers. */
+static void torus_3d_route(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_torus(&t);
+    t.node.devices = t.net.nics_per_node = 6;
+    t.net.dims[0] = 3;
+    t.net.dims[1] = t.net.dims[2] = 2;
+    t.net.n_dims = 3;
+    t.nodes = 12;
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 4);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 12, &why);
+    assert_non_null(p);
+    assert_rel(p->bw[rt_fabric_link0(p)], 25e9, 1e-15);
+    int segs[RT_PLATFORM_MAX_PATH], n = rt_platform_path(p, 0, 66, segs);
+    assert_int_equal(n, 5); /* NIC up, 3 hops, NIC down */
+    const char *want[] = {"torus-2-0", "torus-2-1", "torus-5-2"};
+    const int dir[] = {RT_DIR_DOWN, RT_DIR_UP, RT_DIR_UP};
+    for (int i = 0; i < 3; i++) {
+        int links[2], hs, hd;
+        assert_int_equal(rt_platform_segment(p, segs[1 + i], &hs, &hd, links), 1);
+        char name[64];
+        rt_platform_link_name(p, links[0] / 2, name, sizeof name);
+        assert_string_equal(name, want[i]);
+        assert_int_equal(links[0] % 2, dir[i]);
+    }
+    assert_rel(path_latency(p, 0, 66), 0.2e-6 + 4e-6, 1e-12);
+    rt_platform_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +382,7 @@ int main(void)
         cmocka_unit_test(torus_one_flow),
         cmocka_unit_test(torus_shared_link),
         cmocka_unit_test(torus_routes),
+        cmocka_unit_test(torus_3d_route),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
