@@ -13,7 +13,7 @@
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
 const char *const rt_ecmp_names[] = {"balanced", "hash", NULL};
-const char *const rt_family_names[] = {"fat_tree", "rail_only", "torus", NULL};
+const char *const rt_family_names[] = {"fat_tree", "rail_only", "torus", "dragonfly", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",      "source",     "device",  "node",
@@ -26,8 +26,9 @@ static const char *const node_keys[] = {"devices",          "scale_up", "scale_u
                                         "scale_up_latency", "nvls",     "host_bw",
                                         "host_latency",     "cores",    NULL};
 static const char *const net_keys[] = {
-    "nics_per_node",    "nic_bw",         "nic_latency", "rail_optimized", "levels", "radix",
-    "oversubscription", "switch_latency", "ecmp",        "family",         "dims",   NULL};
+    "nics_per_node", "nic_bw",           "nic_latency",    "rail_optimized", "levels",
+    "radix",         "oversubscription", "switch_latency", "ecmp",           "family",
+    "dims",          "groups",           "group_routers",  "global_links",   NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         NULL};
 static const char *const proto_keys[] = {"bandwidth", "ring", "tree", NULL};
@@ -139,6 +140,16 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
     struct fy_node *at = fy_node_mapping_lookup_by_string(n, "family", FY_NT);
     if (at) net->family_cfg = c, net->family_at = at;
     if (parse_dims(c, n, net) < 0) return -1;
+    int64_t groups = net->groups, routers = net->group_routers, global = net->global_links;
+    if (rt_cfg_get_int(c, n, "groups", 0, 1, 1 << 16, &groups) < 0 ||
+        rt_cfg_get_int(c, n, "group_routers", 0, 1, 1 << 12, &routers) < 0 ||
+        rt_cfg_get_int(c, n, "global_links", 0, 1, 1 << 16, &global) < 0)
+        return -1;
+    net->groups = (int)groups, net->group_routers = (int)routers, net->global_links = (int)global;
+    static const char *const df_keys[] = {"groups", "group_routers", "global_links"};
+    for (int i = 0; i < 3 && !net->groups_at; i++)
+        if ((at = fy_node_mapping_lookup_by_string(n, df_keys[i], FY_NT)))
+            net->groups_cfg = c, net->groups_at = at;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
     net->radix = (int)radix;
@@ -262,6 +273,10 @@ int rt_topology_nodes_per_leaf(const rt_topology *t)
 {
     if (t->net.family == RT_FAMILY_RAIL_ONLY) return t->net.radix;
     if (t->net.family == RT_FAMILY_TORUS) return 1; /* one router per node */
+    if (t->net.family == RT_FAMILY_DRAGONFLY) {     /* nodes / routers per router */
+        long long routers = (long long)t->net.groups * t->net.group_routers;
+        return routers > 0 && t->nodes >= routers ? (int)(t->nodes / routers) : 1;
+    }
     int down = t->net.radix / 2;
     if (down < 1) return 1;
     if (t->net.rail_optimized) return down;
@@ -328,6 +343,47 @@ static int check_torus(const rt_topology *t)
     return 0;
 }
 
+/* Reports WHAT at the first dragonfly key written, else at `family:`. */
+static int groups_error(const rt_topology *t, const char *what)
+{
+    if (t->net.groups_cfg) {
+        rt_cfg_error(t->net.groups_cfg, t->net.groups_at, "%s", what);
+        return -1;
+    }
+    return family_error(t, what);
+}
+
+static int check_dragonfly(const rt_topology *t)
+{
+    char what[256];
+    const rt_scale_out *n = &t->net;
+    if (n->groups < 1 || n->group_routers < 1 || n->global_links < 1)
+        return family_error(t, "dragonfly needs groups, group_routers and global_links (each "
+                               ">= 1)");
+    long long routers = (long long)n->groups * n->group_routers;
+    if (t->nodes % routers != 0) {
+        snprintf(what, sizeof what,
+                 "dragonfly: %d nodes do not fill %d groups x %d routers evenly; allowed: a "
+                 "node count that is a multiple of groups x group_routers (%lld)",
+                 t->nodes, n->groups, n->group_routers, routers);
+        return groups_error(t, what);
+    }
+    if (n->rail_optimized)
+        return family_error(t, "dragonfly attaches all NICs of a node to one router: "
+                               "rail_optimized must be false; allowed: rail_optimized: false");
+    if (n->ecmp == RT_ECMP_HASH)
+        return family_error(t, "dragonfly routes minimally: ecmp: hash has no spine port to "
+                               "choose; allowed: ecmp: balanced (or absent)");
+    if (n->oversubscription != 1)
+        return family_error(t, "dragonfly has no leaf uplinks to oversubscribe; allowed: "
+                               "oversubscription: 1");
+    for (int i = 0; i < t->faults.n; i++)
+        if (t->faults.f[i].link == RT_FAULT_UPLINK)
+            return family_error(t, "dragonfly has no uplinks: a `faults:` uplink entry names no "
+                                   "link; allowed: nvlink and nic faults");
+    return 0;
+}
+
 int rt_topology_check_faults(const rt_topology *t)
 {
     if (t->net.family == RT_FAMILY_RAIL_ONLY) {
@@ -351,6 +407,11 @@ int rt_topology_check_faults(const rt_topology *t)
                                        "no link; allowed: nvlink and nic faults");
     }
     if (t->net.family == RT_FAMILY_TORUS && check_torus(t) < 0) return -1;
+    if (t->net.family == RT_FAMILY_DRAGONFLY && check_dragonfly(t) < 0) return -1;
+    if (t->net.family != RT_FAMILY_DRAGONFLY &&
+        (t->net.groups || t->net.group_routers || t->net.global_links))
+        return groups_error(t, "groups, group_routers and global_links are read only by family: "
+                               "dragonfly; allowed: family: dragonfly, or none of them");
     if (t->net.family != RT_FAMILY_TORUS && t->net.n_dims > 0)
         return dims_error(t, "dims is read only by family: torus; allowed: family: torus, or no "
                              "dims");

@@ -62,11 +62,19 @@ typedef enum { RT_ECMP_BALANCED, RT_ECMP_HASH, RT_ECMP_COUNT } rt_ecmp;
  *              dimension with wraparound carrying the node's NIC bandwidth / (2 x dims),
  *              dimension-order routing the shorter way round (sim/fabric_torus.c). Needs
  *              rail_optimized: false, nics_per_node >= 2 x dims, oversubscription 1, ecmp
- *              balanced; radix and levels are not read. */
+ *              balanced; radix and levels are not read.
+ *   dragonfly  Kim et al., "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008:
+ *              `groups` groups of `group_routers` routers, every two routers of a group joined
+ *              by one local link, every two groups by `global_links` channels; nodes / (groups x
+ *              group_routers) nodes per router (the leaf), every channel at one NIC's line rate
+ *              (as a Slingshot Rosetta switch runs every port at 200 Gb/s), minimal routing
+ *              local-global-local (sim/fabric_dragonfly.c). Needs rail_optimized: false,
+ *              oversubscription 1, ecmp balanced; radix and levels are not read. */
 typedef enum {
     RT_FAMILY_FAT_TREE,
     RT_FAMILY_RAIL_ONLY,
     RT_FAMILY_TORUS,
+    RT_FAMILY_DRAGONFLY,
     RT_FAMILY_COUNT
 } rt_fabric_family;
 enum { RT_TORUS_MAX_DIMS = 3 };
@@ -88,6 +96,9 @@ typedef struct rt_scale_out {
     int n_dims;                  /* 0: not written */
     struct rt_cfg *dims_cfg;     /* where `dims:` was written (NULL: not written) */
     struct fy_node *dims_at;
+    int groups, group_routers, global_links; /* family dragonfly (0: not written) */
+    struct rt_cfg *groups_cfg;               /* where the first of them was written */
+    struct fy_node *groups_at;
 } rt_scale_out;
 
 /* NCCL's protocols: LL (8-byte flag+data stores, lowest latency, half the bandwidth), LL128

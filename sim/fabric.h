@@ -48,6 +48,7 @@ typedef struct rt_fabric {
 extern const rt_fabric rt_fabric_fat_tree;
 extern const rt_fabric rt_fabric_rail_only;
 extern const rt_fabric rt_fabric_torus;
+extern const rt_fabric rt_fabric_dragonfly;
 
 /* The family of T. */
 const rt_fabric *rt_fabric_of(const rt_topology *t);

@@ -18,7 +18,17 @@
  *   the same in SimGrid (its route pays 0.2 + 3 x 1 us, the engine tops up to the analytic);
  *   with rank 4 -> rank 12 (node 1 -> node 3, +x over torus-1-0 and torus-2-0) beside it, both
  *   cross torus-1-0 UP: 12.5e9 B/s each, 2 X / 25e9 + 5.2 us in SimGrid, unchanged analytic;
- *   with rank 16 -> rank 24 (node 4 -> node 6, the y = 1 row) instead, no link is shared. */
+ *   with rank 16 -> rank 24 (node 4 -> node 6, the y = 1 row) instead, no link is shared.
+ *
+ * dragonfly (its own platform): 6 nodes of 2 devices, 2 NICs of 25e9 B/s, rail_optimized false,
+ * 3 groups of 2 routers, 1 node per router (node N on router N mod 2 of group N / 2), every
+ * channel 25e9 B/s. global_links 1: each group pair is joined at router 0 only, so node 1 ->
+ * node 3 goes local (router 1 -> 0), global, local (0 -> 1): 3 hops, the diameter; the analytic
+ * engine charges 4 routers. Rank 0 -> rank 6 (node 0 -> node 3: global-0-1-0, local-1-0-1):
+ * X / 25e9 + 0.2 us + 4 x 1 us + 1 us in both engines; with rank 2 -> rank 4 (node 1 -> node 2:
+ * local-0-0-1, global-0-1-0) beside it both cross global-0-1-0: 2 X / 25e9 + 5.2 us in SimGrid.
+ * global_links 2: router 1 holds its own channel to group 1, the two flows share no link
+ * direction (X / 25e9) and the diameter is 2: X / 25e9 + 0.2 us + 3 x 1 us + 1 us. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,7 +133,7 @@ static void engines_agree_per_family(void **state)
         [RT_FAMILY_FAT_TREE] = X / 25e9 + 0.2e-6 + 3e-6 + 1e-6,
         [RT_FAMILY_RAIL_ONLY] = X / 25e9 + 0.2e-6 + 1e-6 + 1e-6,
     };
-    for (int f = 0; f < RT_FAMILY_TORUS; f++) { /* torus: torus_* below */
+    for (int f = 0; f < RT_FAMILY_TORUS; f++) { /* torus, dragonfly: below */
         rt_topology t;
         fill_topology(&t, (rt_fabric_family)f);
         assert_int_equal(rt_topology_check_faults(&t), 0);
@@ -374,6 +384,123 @@ static void torus_3d_route(void **state)
     rt_platform_free(p);
 }
 
+static void fill_dragonfly(rt_topology *t, int global_links)
+{
+    fill_topology(t, RT_FAMILY_DRAGONFLY);
+    t->net.rail_optimized = 0;
+    t->net.groups = 3;
+    t->net.group_routers = 2;
+    t->net.global_links = global_links;
+    t->nodes = 6;
+}
+
+/* An AlltoAllv over 12 ranks where rank SRC[i] sends X to rank DST[i], i < N. */
+static rt_graph *flows12(const int *src, const int *dst, int n)
+{
+    int reps[12];
+    double w[12];
+    for (int r = 0; r < 12; r++)
+        reps[r] = r, w[r] = 1;
+    rt_graph *g = rt_graph_new(12, 12, reps, w);
+    assert_non_null(g);
+    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
+                                     (rt_group){12, 1}, "c", NULL, 0);
+    for (int r = 0; r < 12; r++) {
+        rt_op_cost *c = rt_graph_cost(g, op, r);
+        c->send = rt_graph_peer_bytes(g, 12);
+        c->recv = rt_graph_peer_bytes(g, 12);
+    }
+    for (int i = 0; i < n; i++) {
+        rt_graph_cost(g, op, src[i])->send[dst[i]] = (uint64_t)X;
+        rt_graph_cost(g, op, src[i])->bytes += X;
+        rt_graph_cost(g, op, dst[i])->recv[src[i]] = (uint64_t)X;
+        rt_graph_cost(g, op, dst[i])->recv_bytes += X;
+    }
+    return g;
+}
+
+static void dragonfly_flows(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_dragonfly(&t, 1);
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 4);
+    const int a[] = {0}, b[] = {6}, a2[] = {0, 2}, b2[] = {6, 4};
+    double one = X / 25e9 + 5.2e-6;
+    assert_rel(run(&t, flows12(a, b, 1), "analytic"), one, 1e-12);
+    assert_rel(run(&t, flows12(a, b, 1), "simgrid"), one, 1e-9);
+    assert_rel(run(&t, flows12(a2, b2, 2), "simgrid"), 2 * X / 25e9 + 5.2e-6, 1e-9);
+    assert_rel(run(&t, flows12(a2, b2, 2), "analytic"), one, 1e-12);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 6, &why);
+    assert_non_null(p);
+    assert_int_equal(p->leaves, 6);
+    assert_int_equal(p->n_up_links, 3 + 3); /* a local link per group, a global per pair */
+    assert_rel(path_latency(p, 2, 6), 0.2e-6 + 4e-6, 1e-12);
+    assert_rel(path_latency(p, 0, 4), 0.2e-6 + 2e-6, 1e-12); /* router 0 to router 0 */
+    rt_platform_free(p);
+    fill_dragonfly(&t, 2);
+    assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 3);
+    assert_rel(run(&t, flows12(a2, b2, 2), "simgrid"), X / 25e9 + 4.2e-6, 1e-9);
+    assert_rel(run(&t, flows12(a2, b2, 2), "analytic"), X / 25e9 + 4.2e-6, 1e-12);
+}
+
+/* Minimal routing on the written routes, link bandwidths, and the refusals. */
+static void dragonfly_routes(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_dragonfly(&t, 1);
+    const char *why = NULL;
+    rt_platform *p = rt_platform_new(&t, 6, &why);
+    assert_non_null(p);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "family dragonfly: 3 groups x 2 routers"));
+    assert_non_null(strstr(buf, "<link id=\"global-1-2-0\" bandwidth=\"25000000000Bps\""));
+    /* node 1 (group 0, router 1) -> node 3 (group 1, router 1): local, global, local */
+    assert_non_null(strstr(buf, "<route src=\"gpu-2\" dst=\"gpu-6\" symmetrical=\"NO\">"
+                                "<link_ctn id=\"nic-1-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"local-0-0-1\" direction=\"DOWN\"/>"
+                                "<link_ctn id=\"global-0-1-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"local-1-0-1\" direction=\"UP\"/>"
+                                "<link_ctn id=\"nic-3-0\" direction=\"DOWN\"/></route>"));
+    /* node 5 (group 2, router 1) -> node 0 (group 0, router 0): local, global (DOWN) */
+    assert_non_null(strstr(buf, "<route src=\"gpu-10\" dst=\"gpu-0\" symmetrical=\"NO\">"
+                                "<link_ctn id=\"nic-5-0\" direction=\"UP\"/>"
+                                "<link_ctn id=\"local-2-0-1\" direction=\"DOWN\"/>"
+                                "<link_ctn id=\"global-0-2-0\" direction=\"DOWN\"/>"
+                                "<link_ctn id=\"nic-0-0\" direction=\"DOWN\"/></route>"));
+    free(buf);
+    rt_platform_free(p);
+    /* 5 channels on 2 routers: router 0 holds 3, router 1 holds 2 */
+    fill_dragonfly(&t, 5);
+    p = rt_platform_new(&t, 6, &why);
+    assert_non_null(p);
+    assert_rel(p->bw[rt_fabric_link0(p) + 3], 3 * 25e9, 1e-15); /* global-0-1-0 */
+    assert_rel(p->bw[rt_fabric_link0(p) + 4], 2 * 25e9, 1e-15); /* global-0-1-1 */
+    rt_platform_free(p);
+    t.nodes = 7; /* not a multiple of 3 x 2 routers */
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    assert_null(rt_platform_new(&t, 7, &why));
+    t.nodes = 12; /* 2 nodes per router */
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    assert_int_equal(rt_topology_nodes_per_leaf(&t), 2);
+    t.nodes = 6;
+    t.net.rail_optimized = 1;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    t.net.rail_optimized = 0;
+    t.net.global_links = 0;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+    fill_topology(&t, RT_FAMILY_FAT_TREE);
+    t.net.groups = 2;
+    assert_int_equal(rt_topology_check_faults(&t), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +510,8 @@ int main(void)
         cmocka_unit_test(torus_shared_link),
         cmocka_unit_test(torus_routes),
         cmocka_unit_test(torus_3d_route),
+        cmocka_unit_test(dragonfly_flows),
+        cmocka_unit_test(dragonfly_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 # `balanced` (the default) the one aggregated uplink; a bad value is refused with its location
 # and the allowed values; summary.json echoes the setting for both engines. family: rail_only
 # (topologies/dgx-h100-rail-only.yaml) writes no uplink and no spine, and refuses more nodes than
-# one rail switch serves (radix 64) at the `family:` line. family: torus at the end.
+# one rail switch serves (radix 64) at the `family:` line. family: torus and dragonfly at the end.
 set -euo pipefail
 rectwin=$1
 src=$2
@@ -66,3 +66,19 @@ if "$rectwin" platform "$out/t1.yaml" --nodes 16 -o "$out/t3.xml" 2>"$out/err"; 
   echo "torus accepted dims: [16]"; exit 1
 fi
 grep -q "t1.yaml:$line:.*dims has 1 entries; allowed: 2 or 3" "$out/err" || { cat "$out/err"; exit 1; }
+# family: dragonfly (topologies/dgx-h100-dragonfly.yaml: 2 groups of 16 routers, 128 global
+# channels per pair: 8 per router, 32 nodes): a local link carries one NIC's 400 Gb/s x 0.9 =
+# 45e9 B/s, a global link its 8 channels, 360e9 B/s; node 1 (group 0, router 1) -> node 30
+# (group 1, router 14) takes router 1's own global link, then a local hop in group 1; a node
+# count that is not a multiple of 32 routers is refused at the `groups:` line.
+d="$src/topologies/dgx-h100-dragonfly.yaml"
+"$rectwin" platform "$d" --nodes 32 --pair-routes yes -o "$out/d.xml" >/dev/null
+grep -q '<link id="local-1-3-15" bandwidth="45000000000Bps"' "$out/d.xml" || { echo "dragonfly: no local link"; exit 1; }
+grep -q '<link id="global-0-1-15" bandwidth="360000000000Bps"' "$out/d.xml" || { echo "dragonfly: no global link"; exit 1; }
+grep -q '<route src="gpu-8" dst="gpu-240" symmetrical="NO"><link_ctn id="nic-1-0" direction="UP"/><link_ctn id="global-0-1-1" direction="UP"/><link_ctn id="local-1-1-14" direction="UP"/><link_ctn id="nic-30-0" direction="DOWN"/></route>' "$out/d.xml" || { echo "dragonfly: not minimal"; exit 1; }
+line=$(grep -n '^  groups: 2' "$d" | cut -d: -f1)
+if "$rectwin" platform "$d" --nodes 40 -o "$out/d2.xml" 2>"$out/err"; then
+  echo "dragonfly accepted 40 nodes on 32 routers"; exit 1
+fi
+grep -q "dgx-h100-dragonfly.yaml:$line:.*40 nodes do not fill 2 groups x 16 routers evenly" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/d2.xml" ] || { echo "a refused platform was written"; exit 1; }
