@@ -13,7 +13,8 @@
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
 const char *const rt_ecmp_names[] = {"balanced", "hash", NULL};
-const char *const rt_family_names[] = {"fat_tree", "rail_only", NULL};
+const char *const rt_family_names[] = {"fat_tree",  "rail_only",     "torus",
+                                       "dragonfly", "fat_tree_pods", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",      "source",     "device",  "node",
@@ -25,9 +26,22 @@ static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
                                         "scale_up_latency", "nvls",     "host_bw",
                                         "host_latency",     "cores",    NULL};
-static const char *const net_keys[] = {
-    "nics_per_node",    "nic_bw",         "nic_latency", "rail_optimized", "levels", "radix",
-    "oversubscription", "switch_latency", "ecmp",        "family",         NULL};
+static const char *const net_keys[] = {"nics_per_node",
+                                       "nic_bw",
+                                       "nic_latency",
+                                       "rail_optimized",
+                                       "levels",
+                                       "radix",
+                                       "oversubscription",
+                                       "switch_latency",
+                                       "ecmp",
+                                       "family",
+                                       "dims",
+                                       "groups",
+                                       "group_routers",
+                                       "global_links",
+                                       "pod_oversubscription",
+                                       NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         "channels",   "nvls",         NULL};
 static const char *const nvls_keys[] = {"efficiency", "channels", "latency", NULL};
@@ -96,6 +110,30 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
     return 0;
 }
 
+/* `dims: [x, y]` or `[x, y, z]`, each >= 2 routers; read only by family torus. */
+static int parse_dims(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net)
+{
+    int64_t *v = NULL;
+    int count = 0, r = rt_cfg_get_int_list(c, n, "dims", 0, 2, 1 << 20, &v, &count);
+    if (r < 0) return -1;
+    if (r > 0) return 0;
+    struct fy_node *at = fy_node_mapping_lookup_by_string(n, "dims", FY_NT);
+    if (count < 2 || count > RT_TORUS_MAX_DIMS) {
+        free(v);
+        rt_cfg_error(c, at,
+                     "dims has %d entries; allowed: 2 or 3 router counts ([x, y] or "
+                     "[x, y, z]) of a torus",
+                     count);
+        return -1;
+    }
+    for (int i = 0; i < count; i++)
+        net->dims[i] = (int)v[i];
+    free(v);
+    net->n_dims = count;
+    net->dims_cfg = c, net->dims_at = at;
+    return 0;
+}
+
 static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int req)
 {
     int64_t nics = net->nics_per_node, levels = net->levels, radix = net->radix;
@@ -117,6 +155,21 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
     net->family = (rt_fabric_family)family;
     struct fy_node *at = fy_node_mapping_lookup_by_string(n, "family", FY_NT);
     if (at) net->family_cfg = c, net->family_at = at;
+    if (parse_dims(c, n, net) < 0) return -1;
+    int64_t groups = net->groups, routers = net->group_routers, global = net->global_links;
+    if (rt_cfg_get_int(c, n, "groups", 0, 1, 1 << 16, &groups) < 0 ||
+        rt_cfg_get_int(c, n, "group_routers", 0, 1, 1 << 12, &routers) < 0 ||
+        rt_cfg_get_int(c, n, "global_links", 0, 1, 1 << 16, &global) < 0)
+        return -1;
+    net->groups = (int)groups, net->group_routers = (int)routers, net->global_links = (int)global;
+    if (rt_cfg_get_double(c, n, "pod_oversubscription", 0, 1, 64, &net->pod_oversubscription) < 0)
+        return -1;
+    if ((at = fy_node_mapping_lookup_by_string(n, "pod_oversubscription", FY_NT)))
+        net->pod_cfg = c, net->pod_at = at;
+    static const char *const df_keys[] = {"groups", "group_routers", "global_links"};
+    for (int i = 0; i < 3 && !net->groups_at; i++)
+        if ((at = fy_node_mapping_lookup_by_string(n, df_keys[i], FY_NT)))
+            net->groups_cfg = c, net->groups_at = at;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
     net->radix = (int)radix;
@@ -317,6 +370,11 @@ int rt_topology_parse(struct rt_cfg *c, struct fy_node *map, rt_topology *t, int
 int rt_topology_nodes_per_leaf(const rt_topology *t)
 {
     if (t->net.family == RT_FAMILY_RAIL_ONLY) return t->net.radix;
+    if (t->net.family == RT_FAMILY_TORUS) return 1; /* one router per node */
+    if (t->net.family == RT_FAMILY_DRAGONFLY) {     /* nodes / routers per router */
+        long long routers = (long long)t->net.groups * t->net.group_routers;
+        return routers > 0 && t->nodes >= routers ? (int)(t->nodes / routers) : 1;
+    }
     int down = t->net.radix / 2;
     if (down < 1) return 1;
     if (t->net.rail_optimized) return down;
@@ -332,6 +390,96 @@ static int family_error(const rt_topology *t, const char *what)
     else
         fprintf(stderr, "scale_out.family: %s\n", what);
     return -1;
+}
+
+/* Reports WHAT at `dims:` when it was written, else at `family:`. */
+static int dims_error(const rt_topology *t, const char *what)
+{
+    if (t->net.dims_cfg) {
+        rt_cfg_error(t->net.dims_cfg, t->net.dims_at, "%s", what);
+        return -1;
+    }
+    return family_error(t, what);
+}
+
+static int check_torus(const rt_topology *t)
+{
+    char what[256];
+    if (t->net.n_dims < 2)
+        return family_error(t, "torus needs dims: [x, y] or [x, y, z] (routers per dimension, "
+                               "product = nodes)");
+    long long prod = 1;
+    for (int i = 0; i < t->net.n_dims; i++)
+        prod *= t->net.dims[i];
+    if (prod != t->nodes) {
+        snprintf(what, sizeof what,
+                 "torus dims multiply to %lld routers but the cluster has %d nodes (one router "
+                 "per node); allowed: dims whose product is the node count",
+                 prod, t->nodes);
+        return dims_error(t, what);
+    }
+    if (t->net.rail_optimized)
+        return family_error(t, "torus has one router per node holding all its NICs: "
+                               "rail_optimized must be false; allowed: rail_optimized: false");
+    if (t->net.nics_per_node < 2 * t->net.n_dims) {
+        snprintf(what, sizeof what,
+                 "torus: a link carries the node's NIC bandwidth / (2 x %d dimensions), less "
+                 "than one of its %d NICs; allowed: nics_per_node >= %d, or fewer dims",
+                 t->net.n_dims, t->net.nics_per_node, 2 * t->net.n_dims);
+        return dims_error(t, what);
+    }
+    if (t->net.ecmp == RT_ECMP_HASH)
+        return family_error(t, "torus routes by dimension order: ecmp: hash has no spine port "
+                               "to choose; allowed: ecmp: balanced (or absent)");
+    if (t->net.oversubscription != 1)
+        return family_error(t, "torus has no leaf uplinks to oversubscribe; allowed: "
+                               "oversubscription: 1");
+    for (int i = 0; i < t->faults.n; i++)
+        if (t->faults.f[i].link == RT_FAULT_UPLINK)
+            return family_error(t, "torus has no uplinks: a `faults:` uplink entry names no "
+                                   "link; allowed: nvlink and nic faults");
+    return 0;
+}
+
+/* Reports WHAT at the first dragonfly key written, else at `family:`. */
+static int groups_error(const rt_topology *t, const char *what)
+{
+    if (t->net.groups_cfg) {
+        rt_cfg_error(t->net.groups_cfg, t->net.groups_at, "%s", what);
+        return -1;
+    }
+    return family_error(t, what);
+}
+
+static int check_dragonfly(const rt_topology *t)
+{
+    char what[256];
+    const rt_scale_out *n = &t->net;
+    if (n->groups < 1 || n->group_routers < 1 || n->global_links < 1)
+        return family_error(t, "dragonfly needs groups, group_routers and global_links (each "
+                               ">= 1)");
+    long long routers = (long long)n->groups * n->group_routers;
+    if (t->nodes % routers != 0) {
+        snprintf(what, sizeof what,
+                 "dragonfly: %d nodes do not fill %d groups x %d routers evenly; allowed: a "
+                 "node count that is a multiple of groups x group_routers (%lld)",
+                 t->nodes, n->groups, n->group_routers, routers);
+        return groups_error(t, what);
+    }
+    if (n->rail_optimized)
+        return family_error(t, "dragonfly attaches all NICs of a node to one router: "
+                               "rail_optimized must be false; allowed: rail_optimized: false");
+    if (n->ecmp == RT_ECMP_HASH)
+        return family_error(t, "dragonfly routes minimally: ecmp: hash has no spine port to "
+                               "choose; allowed: ecmp: balanced (or absent)");
+    if (n->oversubscription != 1)
+        return family_error(t, "dragonfly has no leaf uplinks to oversubscribe; allowed: "
+                               "oversubscription: 1");
+    for (int i = 0; i < t->faults.n; i++)
+        if (t->faults.f[i].link == RT_FAULT_UPLINK)
+            return family_error(t, "dragonfly has no uplinks: a `faults:` uplink entry names no "
+                                   "link; allowed: nvlink and nic faults");
+    return 0;
 }
 
 int rt_topology_check_faults(const rt_topology *t)
@@ -356,6 +504,28 @@ int rt_topology_check_faults(const rt_topology *t)
                 return family_error(t, "rail_only has no uplinks: a `faults:` uplink entry names "
                                        "no link; allowed: nvlink and nic faults");
     }
+    if (t->net.family == RT_FAMILY_TORUS && check_torus(t) < 0) return -1;
+    if (t->net.family == RT_FAMILY_DRAGONFLY && check_dragonfly(t) < 0) return -1;
+    if (t->net.family == RT_FAMILY_FAT_TREE_PODS) {
+        if (t->net.levels != 2)
+            return family_error(t, "fat_tree_pods is a 3-tier fat-tree: levels must be 2 (pod "
+                                   "aggregation and core above the leaf); allowed: levels: 2");
+        if (t->net.ecmp == RT_ECMP_HASH)
+            return family_error(t, "fat_tree_pods spreads flows as balanced ECMP; allowed: ecmp: "
+                                   "balanced (or absent)");
+    } else if (t->net.pod_at) {
+        rt_cfg_error(t->net.pod_cfg, t->net.pod_at,
+                     "pod_oversubscription is read only by family: fat_tree_pods; allowed: "
+                     "family: fat_tree_pods, or no pod_oversubscription");
+        return -1;
+    }
+    if (t->net.family != RT_FAMILY_DRAGONFLY &&
+        (t->net.groups || t->net.group_routers || t->net.global_links))
+        return groups_error(t, "groups, group_routers and global_links are read only by family: "
+                               "dragonfly; allowed: family: dragonfly, or none of them");
+    if (t->net.family != RT_FAMILY_TORUS && t->net.n_dims > 0)
+        return dims_error(t, "dims is read only by family: torus; allowed: family: torus, or no "
+                             "dims");
     int npl = rt_topology_nodes_per_leaf(t);
     return rt_faults_check(&t->faults, t->nodes, t->node.devices, t->net.nics_per_node,
                            t->net.rail_optimized ? t->net.nics_per_node : 1,

@@ -56,8 +56,34 @@ typedef enum { RT_ECMP_BALANCED, RT_ECMP_HASH, RT_ECMP_COUNT } rt_ecmp;
  *              (without Sacrificing Performance)", arXiv:2307.12169: one switch per rail, all
  *              its radix ports down, no spine; traffic between rails crosses NVLink to the
  *              device on the destination's rail (PXN). Needs rail_optimized and at most radix
- *              nodes. */
-typedef enum { RT_FAMILY_FAT_TREE, RT_FAMILY_RAIL_ONLY, RT_FAMILY_COUNT } rt_fabric_family;
+ *              nodes.
+ *   torus      a 2D or 3D torus of routers (`dims:`, product = nodes), one router per node
+ *              (the node's leaf) holding all its NICs, links to the +/- neighbour in each
+ *              dimension with wraparound carrying the node's NIC bandwidth / (2 x dims),
+ *              dimension-order routing the shorter way round (sim/fabric_torus.c). Needs
+ *              rail_optimized: false, nics_per_node >= 2 x dims, oversubscription 1, ecmp
+ *              balanced; radix and levels are not read.
+ *   dragonfly  Kim et al., "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA 2008:
+ *              `groups` groups of `group_routers` routers, every two routers of a group joined
+ *              by one local link, every two groups by `global_links` channels; nodes / (groups x
+ *              group_routers) nodes per router (the leaf), every channel at one NIC's line rate
+ *              (as a Slingshot Rosetta switch runs every port at 200 Gb/s), minimal routing
+ *              local-global-local (sim/fabric_dragonfly.c). Needs rail_optimized: false,
+ *              oversubscription 1, ecmp balanced; radix and levels are not read.
+ *   fat_tree_pods  Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture",
+ *              SIGCOMM 2008: a 3-tier fat-tree per plane, pods of radix/2 leaves under their
+ *              aggregation layer, pods joined by the core; `pod_oversubscription` (>= 1, default
+ *              1) tapers a pod's core uplinks beyond `oversubscription` (sim/
+ *              fabric_fat_tree_pods.c). Needs levels: 2 and ecmp balanced. */
+typedef enum {
+    RT_FAMILY_FAT_TREE,
+    RT_FAMILY_RAIL_ONLY,
+    RT_FAMILY_TORUS,
+    RT_FAMILY_DRAGONFLY,
+    RT_FAMILY_FAT_TREE_PODS,
+    RT_FAMILY_COUNT
+} rt_fabric_family;
+enum { RT_TORUS_MAX_DIMS = 3 };
 
 typedef struct rt_scale_out {
     int nics_per_node;
@@ -72,6 +98,16 @@ typedef struct rt_scale_out {
     rt_fabric_family family;   /* `family:`, fat_tree when absent */
     struct rt_cfg *family_cfg; /* where `family:` was written (NULL: not written) */
     struct fy_node *family_at;
+    int dims[RT_TORUS_MAX_DIMS]; /* `dims:` (family torus): routers per dimension */
+    int n_dims;                  /* 0: not written */
+    struct rt_cfg *dims_cfg;     /* where `dims:` was written (NULL: not written) */
+    struct fy_node *dims_at;
+    double pod_oversubscription; /* family fat_tree_pods: pod-to-core taper (0: not written) */
+    struct rt_cfg *pod_cfg;      /* where it was written (NULL: not written) */
+    struct fy_node *pod_at;
+    int groups, group_routers, global_links; /* family dragonfly (0: not written) */
+    struct rt_cfg *groups_cfg;               /* where the first of them was written */
+    struct fy_node *groups_at;
 } rt_scale_out;
 
 /* NCCL's protocols: LL (8-byte flag+data stores, lowest latency, half the bandwidth), LL128

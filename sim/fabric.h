@@ -28,7 +28,8 @@ typedef struct rt_fabric {
     /* Bandwidth and latency of its links (p->bw[rt_fabric_link0(p) + i]). */
     void (*set_links)(rt_platform *p, const rt_topology *t);
     /* Appends the segments (global ids) from leaf FROM to leaf TO of PLANE for a flow from
-     * device SRC to device DST; returns how many (at most 2). */
+     * device SRC to device DST; returns how many (at most RT_PLATFORM_MAX_PATH - 4, the
+     * NVLink and NIC segments of the route included; each segment has at most 2 links). */
     int (*route)(const rt_platform *p, int plane, int from, int to, int src, int dst, int *segs);
     /* Cross segment SEG (local): its global hosts and directed links, as rt_platform_segment. */
     int (*segment)(const rt_platform *p, int seg, int *src, int *dst, int *links);
@@ -39,12 +40,16 @@ typedef struct rt_fabric {
     /* An XML comment on how the family routes (NULL: none). */
     void (*comment)(const rt_platform *p, FILE *f);
     /* Analytic engine: switches between two NICs under one leaf (CROSS_LEAF 0) or under
-     * different leaves (1). The platform's latencies add up to the same count. */
+     * different leaves (1). The platform's latencies add up to the same count (torus: on the
+     * farthest pair; nearer pairs cross fewer). */
     int (*switches)(const rt_topology *t, int cross_leaf);
 } rt_fabric;
 
 extern const rt_fabric rt_fabric_fat_tree;
 extern const rt_fabric rt_fabric_rail_only;
+extern const rt_fabric rt_fabric_torus;
+extern const rt_fabric rt_fabric_dragonfly;
+extern const rt_fabric rt_fabric_fat_tree_pods;
 
 /* The family of T. */
 const rt_fabric *rt_fabric_of(const rt_topology *t);

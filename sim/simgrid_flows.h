@@ -21,7 +21,7 @@ typedef struct rt_sg_flow {
     double bytes;
     double latency;
     int n_links;
-    int links[2 * RT_PLATFORM_MAX_PATH]; /* directed links */
+    int links[RT_PLATFORM_MAX_LINKS]; /* directed links */
 } rt_sg_flow;
 
 typedef struct rt_sg_flowset {

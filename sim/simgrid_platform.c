@@ -276,7 +276,7 @@ static int segment_used(const rt_platform *p, int seg)
 
 static void write_pair_routes(const rt_platform *p, FILE *f)
 {
-    int links[2 * RT_PLATFORM_MAX_PATH], segs[RT_PLATFORM_MAX_PATH];
+    int links[RT_PLATFORM_MAX_LINKS], segs[RT_PLATFORM_MAX_PATH];
     for (int s = 0; s < p->world; s++)
         for (int d = 0; d < p->world; d++) {
             int n = 0, ns = rt_platform_path(p, s, d, segs), hs, hd;
@@ -380,7 +380,7 @@ static void sample_segment(const rt_platform *p, FILE *f, long long s)
 
 static void sample_pair(const rt_platform *p, FILE *f, long long i)
 {
-    int links[2 * RT_PLATFORM_MAX_PATH], segs[RT_PLATFORM_MAX_PATH], hs, hd, n = 0;
+    int links[RT_PLATFORM_MAX_LINKS], segs[RT_PLATFORM_MAX_PATH], hs, hd, n = 0;
     int s = (int)(i / p->world), d = (int)(i % p->world);
     int ns = rt_platform_path(p, s, d, segs);
     for (int k = 0; k < ns; k++)

@@ -19,7 +19,9 @@
  *                ports_down) is left out of every route and flows rehash over the others;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
  * The uplinks, spines and leaf-to-leaf segments belong to the fabric family (sim/fabric.h:
- * fat_tree as above, rail_only with one switch per rail and none of them).
+ * fat_tree as above, rail_only with one switch per rail and none of them, torus with one
+ * router per node (its leaf) and "torus-N-D" from router N to its + neighbour in dimension D,
+ * dragonfly with routers as leaves joined by "local-G-R-S" and "global-I-J-R").
  * A plane is one rail when the fabric is rail-optimized (NIC K of every node on plane K),
  * else the single fat-tree every NIC joins. Bandwidths are the datasheet figures times the
  * topology's collective efficiencies (what collectives achieve), latencies are split so that
@@ -38,7 +40,10 @@
 
 #include "topology.h"
 
-enum { RT_PLATFORM_MAX_PATH = 6 }; /* segments on the longest device-to-device route */
+/* Segments, and directed links, on the longest device-to-device route: a fat-tree route has at
+ * most 6 of each, a dragonfly route 7; a torus route 4 + its hops (sim/fabric_torus.c refuses a
+ * torus whose diameter exceeds RT_PLATFORM_MAX_PATH - 4). */
+enum { RT_PLATFORM_MAX_PATH = 16, RT_PLATFORM_MAX_LINKS = 16 };
 
 typedef enum { RT_DIR_UP, RT_DIR_DOWN } rt_link_dir;
 
@@ -54,6 +59,8 @@ typedef struct rt_platform {
     int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
     int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
     const struct rt_fabric *fabric; /* scale_out.family (sim/fabric.h) */
+    int dims[3], n_dims;            /* family state: torus routers per dimension (n_dims of them);
+                                       dragonfly groups, group_routers, global_links (n_dims 0) */
     int n_up_hosts, n_up_links;     /* the family's switches and links above the leaves */
     int n_cross;                    /* its segments (leaf-crossing routes are made of them) */
     int n_hosts;

@@ -4,7 +4,7 @@
 # `balanced` (the default) the one aggregated uplink; a bad value is refused with its location
 # and the allowed values; summary.json echoes the setting for both engines. family: rail_only
 # (topologies/dgx-h100-rail-only.yaml) writes no uplink and no spine, and refuses more nodes than
-# one rail switch serves (radix 64) at the `family:` line.
+# one rail switch serves (radix 64) at the `family:` line. family: torus, dragonfly and fat_tree_pods at the end.
 set -euo pipefail
 rectwin=$1
 src=$2
@@ -46,3 +46,55 @@ if "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 65 -o "
 fi
 grep -q "dgx-h100-rail-only.yaml:$line:.*65 nodes exceed the 64 one rail switch serves" "$out/err" || { cat "$out/err"; exit 1; }
 [ ! -e "$out/r2.xml" ] || { echo "a refused platform was written"; exit 1; }
+# family: torus (topologies/dgx-h100-torus.yaml, dims [4, 4] = 16 nodes): a torus link carries
+# 8 NICs x 400 Gb/s x 0.9 / (2 x 2 dims) = 90e9 B/s per direction; node 0 (0, 0) -> node 5
+# (1, 1) goes +x then +y (dimension order); dims whose product is not the node count, and a
+# dims of one entry, are refused at the `dims:` line.
+t="$src/topologies/dgx-h100-torus.yaml"
+"$rectwin" platform "$t" --nodes 16 -o "$out/t.xml" >/dev/null
+grep -q '<link id="torus-15-1" bandwidth="90000000000Bps" latency="6.0000000000000008e-07s"' "$out/t.xml" || { echo "torus: no link"; exit 1; }
+if grep -q 'uplink\|spine-' "$out/t.xml"; then echo "torus: uplinks written"; exit 1; fi
+grep -q '<route src="gpu-0" dst="gpu-40" symmetrical="NO"><link_ctn id="nic-0-0" direction="UP"/><link_ctn id="torus-0-0" direction="UP"/><link_ctn id="torus-1-1" direction="UP"/><link_ctn id="nic-5-0" direction="DOWN"/></route>' "$out/t.xml" || { echo "torus: not dimension order"; exit 1; }
+line=$(grep -n '^  dims: \[4, 4\]' "$t" | cut -d: -f1)
+if "$rectwin" platform "$t" --nodes 8 -o "$out/t2.xml" 2>"$out/err"; then
+  echo "torus accepted 16 routers for 8 nodes"; exit 1
+fi
+grep -q "dgx-h100-torus.yaml:$line:.*torus dims multiply to 16 routers but the cluster has 8 nodes" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/t2.xml" ] || { echo "a refused platform was written"; exit 1; }
+sed -e 's/^  dims: \[4, 4\]/  dims: [16]/' "$t" >"$out/t1.yaml"
+if "$rectwin" platform "$out/t1.yaml" --nodes 16 -o "$out/t3.xml" 2>"$out/err"; then
+  echo "torus accepted dims: [16]"; exit 1
+fi
+grep -q "t1.yaml:$line:.*dims has 1 entries; allowed: 2 or 3" "$out/err" || { cat "$out/err"; exit 1; }
+# family: dragonfly (topologies/dgx-h100-dragonfly.yaml: 2 groups of 16 routers, 128 global
+# channels per pair: 8 per router, 32 nodes): a local link carries one NIC's 400 Gb/s x 0.9 =
+# 45e9 B/s, a global link its 8 channels, 360e9 B/s; node 1 (group 0, router 1) -> node 30
+# (group 1, router 14) takes router 1's own global link, then a local hop in group 1; a node
+# count that is not a multiple of 32 routers is refused at the `groups:` line.
+d="$src/topologies/dgx-h100-dragonfly.yaml"
+"$rectwin" platform "$d" --nodes 32 --pair-routes yes -o "$out/d.xml" >/dev/null
+grep -q '<link id="local-1-3-15" bandwidth="45000000000Bps"' "$out/d.xml" || { echo "dragonfly: no local link"; exit 1; }
+grep -q '<link id="global-0-1-15" bandwidth="360000000000Bps"' "$out/d.xml" || { echo "dragonfly: no global link"; exit 1; }
+grep -q '<route src="gpu-8" dst="gpu-240" symmetrical="NO"><link_ctn id="nic-1-0" direction="UP"/><link_ctn id="global-0-1-1" direction="UP"/><link_ctn id="local-1-1-14" direction="UP"/><link_ctn id="nic-30-0" direction="DOWN"/></route>' "$out/d.xml" || { echo "dragonfly: not minimal"; exit 1; }
+line=$(grep -n '^  groups: 2' "$d" | cut -d: -f1)
+if "$rectwin" platform "$d" --nodes 40 -o "$out/d2.xml" 2>"$out/err"; then
+  echo "dragonfly accepted 40 nodes on 32 routers"; exit 1
+fi
+grep -q "dgx-h100-dragonfly.yaml:$line:.*40 nodes do not fill 2 groups x 16 routers evenly" "$out/err" || { cat "$out/err"; exit 1; }
+[ ! -e "$out/d2.xml" ] || { echo "a refused platform was written"; exit 1; }
+# family: fat_tree_pods (topologies/dgx-h100-pods.yaml on radix 8: 4 nodes per leaf and rail, pods
+# of 4 leaves, pod_oversubscription 2): a leaf uplink carries 4 ports x 45e9 = 180e9 B/s, a
+# podlink 4 x 180e9 / 2 = 360e9; 32 nodes = 2 pods, and node 0 -> node 16 crosses the core;
+# pod_oversubscription under family fat_tree is refused at its line.
+sed -e 's/^  radix: 64 .*/  radix: 8/; s/^  pod_oversubscription: 1.0 .*/  pod_oversubscription: 2/' \
+  "$src/topologies/dgx-h100-pods.yaml" >"$out/p.yaml"
+"$rectwin" platform "$out/p.yaml" --nodes 32 -o "$out/p.xml" >/dev/null
+grep -q '<link id="uplink-0-0" bandwidth="180000000000Bps"' "$out/p.xml" || { echo "pods: no uplink"; exit 1; }
+grep -q '<link id="podlink-7-1" bandwidth="360000000000Bps"' "$out/p.xml" || { echo "pods: no podlink"; exit 1; }
+grep -q '<route src="gpu-0" dst="gpu-128" symmetrical="NO"><link_ctn id="nic-0-0" direction="UP"/><link_ctn id="uplink-0-0" direction="UP"/><link_ctn id="podlink-0-0" direction="UP"/><link_ctn id="podlink-0-1" direction="DOWN"/><link_ctn id="uplink-0-4" direction="DOWN"/><link_ctn id="nic-16-0" direction="DOWN"/></route>' "$out/p.xml" || { echo "pods: no core route"; exit 1; }
+sed -e 's/^  family: fat_tree_pods .*/  family: fat_tree/; s/^  levels: 2 .*/  levels: 1/' "$out/p.yaml" >"$out/pf.yaml"
+line=$(grep -n '^  pod_oversubscription' "$out/pf.yaml" | cut -d: -f1)
+if "$rectwin" platform "$out/pf.yaml" --nodes 4 -o "$out/pf.xml" 2>"$out/err"; then
+  echo "fat_tree accepted pod_oversubscription"; exit 1
+fi
+grep -q "pf.yaml:$line:.*pod_oversubscription is read only by family: fat_tree_pods" "$out/err" || { cat "$out/err"; exit 1; }
