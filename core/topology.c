@@ -13,8 +13,7 @@
 const char *const rt_scaleup_names[] = {"nvswitch", "mesh", "pcie", NULL};
 const char *const rt_proto_names[] = {"ll", "ll128", "simple", NULL};
 const char *const rt_ecmp_names[] = {"balanced", "hash", NULL};
-const char *const rt_family_names[] = {"fat_tree",  "rail_only",     "torus",
-                                       "dragonfly", "fat_tree_pods", NULL};
+const char *const rt_family_names[] = {"fat_tree", "rail_only", "torus", "dragonfly", NULL};
 const char *const rt_topology_engine_sections[] = {"simgrid", NULL};
 
 static const char *const top_keys[] = {"name",      "source",     "device",  "node",
@@ -26,22 +25,10 @@ static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
                                         "scale_up_latency", "nvls",     "host_bw",
                                         "host_latency",     "cores",    NULL};
-static const char *const net_keys[] = {"nics_per_node",
-                                       "nic_bw",
-                                       "nic_latency",
-                                       "rail_optimized",
-                                       "levels",
-                                       "radix",
-                                       "oversubscription",
-                                       "switch_latency",
-                                       "ecmp",
-                                       "family",
-                                       "dims",
-                                       "groups",
-                                       "group_routers",
-                                       "global_links",
-                                       "pod_oversubscription",
-                                       NULL};
+static const char *const net_keys[] = {
+    "nics_per_node", "nic_bw",           "nic_latency",    "rail_optimized", "levels",
+    "radix",         "oversubscription", "switch_latency", "ecmp",           "family",
+    "dims",          "groups",           "group_routers",  "global_links",   NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         "channels",   "nvls",         NULL};
 static const char *const nvls_keys[] = {"efficiency", "channels", "latency", NULL};
@@ -162,10 +149,6 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
         rt_cfg_get_int(c, n, "global_links", 0, 1, 1 << 16, &global) < 0)
         return -1;
     net->groups = (int)groups, net->group_routers = (int)routers, net->global_links = (int)global;
-    if (rt_cfg_get_double(c, n, "pod_oversubscription", 0, 1, 64, &net->pod_oversubscription) < 0)
-        return -1;
-    if ((at = fy_node_mapping_lookup_by_string(n, "pod_oversubscription", FY_NT)))
-        net->pod_cfg = c, net->pod_at = at;
     static const char *const df_keys[] = {"groups", "group_routers", "global_links"};
     for (int i = 0; i < 3 && !net->groups_at; i++)
         if ((at = fy_node_mapping_lookup_by_string(n, df_keys[i], FY_NT)))
@@ -506,19 +489,6 @@ int rt_topology_check_faults(const rt_topology *t)
     }
     if (t->net.family == RT_FAMILY_TORUS && check_torus(t) < 0) return -1;
     if (t->net.family == RT_FAMILY_DRAGONFLY && check_dragonfly(t) < 0) return -1;
-    if (t->net.family == RT_FAMILY_FAT_TREE_PODS) {
-        if (t->net.levels != 2)
-            return family_error(t, "fat_tree_pods is a 3-tier fat-tree: levels must be 2 (pod "
-                                   "aggregation and core above the leaf); allowed: levels: 2");
-        if (t->net.ecmp == RT_ECMP_HASH)
-            return family_error(t, "fat_tree_pods spreads flows as balanced ECMP; allowed: ecmp: "
-                                   "balanced (or absent)");
-    } else if (t->net.pod_at) {
-        rt_cfg_error(t->net.pod_cfg, t->net.pod_at,
-                     "pod_oversubscription is read only by family: fat_tree_pods; allowed: "
-                     "family: fat_tree_pods, or no pod_oversubscription");
-        return -1;
-    }
     if (t->net.family != RT_FAMILY_DRAGONFLY &&
         (t->net.groups || t->net.group_routers || t->net.global_links))
         return groups_error(t, "groups, group_routers and global_links are read only by family: "

@@ -69,18 +69,12 @@ typedef enum { RT_ECMP_BALANCED, RT_ECMP_HASH, RT_ECMP_COUNT } rt_ecmp;
  *              group_routers) nodes per router (the leaf), every channel at one NIC's line rate
  *              (as a Slingshot Rosetta switch runs every port at 200 Gb/s), minimal routing
  *              local-global-local (sim/fabric_dragonfly.c). Needs rail_optimized: false,
- *              oversubscription 1, ecmp balanced; radix and levels are not read.
- *   fat_tree_pods  Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture",
- *              SIGCOMM 2008: a 3-tier fat-tree per plane, pods of radix/2 leaves under their
- *              aggregation layer, pods joined by the core; `pod_oversubscription` (>= 1, default
- *              1) tapers a pod's core uplinks beyond `oversubscription` (sim/
- *              fabric_fat_tree_pods.c). Needs levels: 2 and ecmp balanced. */
+ *              oversubscription 1, ecmp balanced; radix and levels are not read. */
 typedef enum {
     RT_FAMILY_FAT_TREE,
     RT_FAMILY_RAIL_ONLY,
     RT_FAMILY_TORUS,
     RT_FAMILY_DRAGONFLY,
-    RT_FAMILY_FAT_TREE_PODS,
     RT_FAMILY_COUNT
 } rt_fabric_family;
 enum { RT_TORUS_MAX_DIMS = 3 };
@@ -102,9 +96,6 @@ typedef struct rt_scale_out {
     int n_dims;                  /* 0: not written */
     struct rt_cfg *dims_cfg;     /* where `dims:` was written (NULL: not written) */
     struct fy_node *dims_at;
-    double pod_oversubscription; /* family fat_tree_pods: pod-to-core taper (0: not written) */
-    struct rt_cfg *pod_cfg;      /* where it was written (NULL: not written) */
-    struct fy_node *pod_at;
     int groups, group_routers, global_links; /* family dragonfly (0: not written) */
     struct rt_cfg *groups_cfg;               /* where the first of them was written */
     struct fy_node *groups_at;

@@ -6,7 +6,6 @@ static const rt_fabric *const rt_fabrics[RT_FAMILY_COUNT] = {
     [RT_FAMILY_RAIL_ONLY] = &rt_fabric_rail_only,
     [RT_FAMILY_TORUS] = &rt_fabric_torus,
     [RT_FAMILY_DRAGONFLY] = &rt_fabric_dragonfly,
-    [RT_FAMILY_FAT_TREE_PODS] = &rt_fabric_fat_tree_pods,
 };
 
 const rt_fabric *rt_fabric_of(const rt_topology *t)

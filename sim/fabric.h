@@ -49,7 +49,6 @@ extern const rt_fabric rt_fabric_fat_tree;
 extern const rt_fabric rt_fabric_rail_only;
 extern const rt_fabric rt_fabric_torus;
 extern const rt_fabric rt_fabric_dragonfly;
-extern const rt_fabric rt_fabric_fat_tree_pods;
 
 /* The family of T. */
 const rt_fabric *rt_fabric_of(const rt_topology *t);

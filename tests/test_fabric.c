@@ -28,16 +28,7 @@
  * X / 25e9 + 0.2 us + 4 x 1 us + 1 us in both engines; with rank 2 -> rank 4 (node 1 -> node 2:
  * local-0-0-1, global-0-1-0) beside it both cross global-0-1-0: 2 X / 25e9 + 5.2 us in SimGrid.
  * global_links 2: router 1 holds its own channel to group 1, the two flows share no link
- * direction (X / 25e9) and the diameter is 2: X / 25e9 + 0.2 us + 3 x 1 us + 1 us.
- *
- * fat_tree_pods (the header's platform, levels 2, 8 nodes): 2 nodes per leaf and rail, pods of
- * radix/2 = 2 leaves: nodes 0-3 in pod 0, 4-7 in pod 1. A leaf uplink carries 2 x 25e9 B/s, a
- * podlink 2 leaves x 50e9 / pod_oversubscription. Rank 0 -> rank 4 (node 2, same pod) crosses
- * leaf, aggregation, leaf: 0.2 + 3 x 1 us; rank 0 -> rank 8 (node 4, pod 1) 5 switches: 0.2 +
- * 5 x 1 us. Rank 0 -> 8 and rank 2 -> 10 (nodes 1 -> 5, plane 0) share leaf 0's uplink (50e9:
- * no limit) and pod 0's podlink: at pod_oversubscription 4 it carries 25e9, so each flow gets
- * 12.5e9: 2 X / 25e9 + 6.2 us in SimGrid (analytic: X / 25e9 + 6.2 us, it sees no pods); at 1,
- * 100e9: X / 25e9 + 6.2 us. */
+ * direction (X / 25e9) and the diameter is 2: X / 25e9 + 0.2 us + 3 x 1 us + 1 us. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,7 +133,7 @@ static void engines_agree_per_family(void **state)
         [RT_FAMILY_FAT_TREE] = X / 25e9 + 0.2e-6 + 3e-6 + 1e-6,
         [RT_FAMILY_RAIL_ONLY] = X / 25e9 + 0.2e-6 + 1e-6 + 1e-6,
     };
-    for (int f = 0; f < RT_FAMILY_TORUS; f++) { /* torus, dragonfly, pods: below */
+    for (int f = 0; f < RT_FAMILY_TORUS; f++) { /* torus, dragonfly: below */
         rt_topology t;
         fill_topology(&t, (rt_fabric_family)f);
         assert_int_equal(rt_topology_check_faults(&t), 0);
@@ -510,80 +501,6 @@ static void dragonfly_routes(void **state)
     assert_int_equal(rt_topology_check_faults(&t), -1);
 }
 
-/* An AlltoAllv over the 16 ranks of 8 two-device nodes where rank SRC[i] sends X to DST[i]. */
-static rt_graph *flows16(const int *src, const int *dst, int n)
-{
-    int reps[16];
-    double w[16];
-    for (int r = 0; r < 16; r++)
-        reps[r] = r, w[r] = 1;
-    rt_graph *g = rt_graph_new(16, 16, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){16, 1}, "c", NULL, 0);
-    for (int r = 0; r < 16; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 16);
-        c->recv = rt_graph_peer_bytes(g, 16);
-    }
-    for (int i = 0; i < n; i++) {
-        rt_graph_cost(g, op, src[i])->send[dst[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, src[i])->bytes += X;
-        rt_graph_cost(g, op, dst[i])->recv[src[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, dst[i])->recv_bytes += X;
-    }
-    return g;
-}
-
-static void fat_tree_pods(void **state)
-{
-    (void)state;
-    rt_topology t;
-    fill_topology(&t, RT_FAMILY_FAT_TREE_PODS);
-    t.net.levels = 2;
-    t.nodes = 8;
-    t.net.pod_oversubscription = 4;
-    assert_int_equal(rt_topology_check_faults(&t), 0);
-    const char *why = NULL;
-    rt_platform *p = rt_platform_new(&t, 8, &why);
-    assert_non_null(p);
-    assert_int_equal(p->leaves, 4);
-    assert_int_equal(p->n_hosts, 16 + 8 + 8 + 2 * 4 + 2 * 3); /* + leaves, pods and cores */
-    assert_rel(path_latency(p, 0, 4), 0.2e-6 + 3e-6, 1e-12);
-    assert_rel(path_latency(p, 0, 8), 0.2e-6 + 5e-6, 1e-12);
-    assert_rel(p->bw[rt_fabric_link0(p)], 50e9, 1e-15);                 /* uplink-0-0 */
-    assert_rel(p->bw[rt_fabric_link0(p) + 2 * 4], 2 * 50e9 / 4, 1e-15); /* podlink-0-0 */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
-    fclose(f);
-    assert_non_null(strstr(buf, "<route src=\"gpu-0\" dst=\"gpu-8\" symmetrical=\"NO\">"
-                                "<link_ctn id=\"nic-0-0\" direction=\"UP\"/>"
-                                "<link_ctn id=\"uplink-0-0\" direction=\"UP\"/>"
-                                "<link_ctn id=\"podlink-0-0\" direction=\"UP\"/>"
-                                "<link_ctn id=\"podlink-0-1\" direction=\"DOWN\"/>"
-                                "<link_ctn id=\"uplink-0-2\" direction=\"DOWN\"/>"
-                                "<link_ctn id=\"nic-4-0\" direction=\"DOWN\"/></route>"));
-    assert_non_null(strstr(buf, "<route src=\"gpu-0\" dst=\"gpu-4\" symmetrical=\"NO\">"
-                                "<link_ctn id=\"nic-0-0\" direction=\"UP\"/>"
-                                "<link_ctn id=\"uplink-0-0\" direction=\"UP\"/>"
-                                "<link_ctn id=\"uplink-0-1\" direction=\"DOWN\"/>"
-                                "<link_ctn id=\"nic-2-0\" direction=\"DOWN\"/></route>"));
-    assert_non_null(strstr(buf, "<host id=\"core-1\""));
-    free(buf);
-    rt_platform_free(p);
-    const int a[] = {0, 2}, b[] = {8, 10};
-    double lat = 0.2e-6 + 5e-6 + 1e-6;
-    assert_rel(run(&t, flows16(a, b, 2), "simgrid"), 2 * X / 25e9 + lat, 1e-9);
-    assert_rel(run(&t, flows16(a, b, 2), "analytic"), X / 25e9 + lat, 1e-12);
-    t.net.pod_oversubscription = 1;
-    assert_rel(run(&t, flows16(a, b, 2), "simgrid"), X / 25e9 + lat, 1e-9);
-    t.net.levels = 1;
-    assert_int_equal(rt_topology_check_faults(&t), -1);
-    assert_null(rt_platform_new(&t, 8, &why));
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,7 +512,6 @@ int main(void)
         cmocka_unit_test(torus_3d_route),
         cmocka_unit_test(dragonfly_flows),
         cmocka_unit_test(dragonfly_routes),
-        cmocka_unit_test(fat_tree_pods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 # `balanced` (the default) the one aggregated uplink; a bad value is refused with its location
 # and the allowed values; summary.json echoes the setting for both engines. family: rail_only
 # (topologies/dgx-h100-rail-only.yaml) writes no uplink and no spine, and refuses more nodes than
-# one rail switch serves (radix 64) at the `family:` line. family: torus, dragonfly and fat_tree_pods at the end.
+# one rail switch serves (radix 64) at the `family:` line. family: torus and dragonfly at the end.
 set -euo pipefail
 rectwin=$1
 src=$2
@@ -82,19 +82,3 @@ if "$rectwin" platform "$d" --nodes 40 -o "$out/d2.xml" 2>"$out/err"; then
 fi
 grep -q "dgx-h100-dragonfly.yaml:$line:.*40 nodes do not fill 2 groups x 16 routers evenly" "$out/err" || { cat "$out/err"; exit 1; }
 [ ! -e "$out/d2.xml" ] || { echo "a refused platform was written"; exit 1; }
-# family: fat_tree_pods (topologies/dgx-h100-pods.yaml on radix 8: 4 nodes per leaf and rail, pods
-# of 4 leaves, pod_oversubscription 2): a leaf uplink carries 4 ports x 45e9 = 180e9 B/s, a
-# podlink 4 x 180e9 / 2 = 360e9; 32 nodes = 2 pods, and node 0 -> node 16 crosses the core;
-# pod_oversubscription under family fat_tree is refused at its line.
-sed -e 's/^  radix: 64 .*/  radix: 8/; s/^  pod_oversubscription: 1.0 .*/  pod_oversubscription: 2/' \
-  "$src/topologies/dgx-h100-pods.yaml" >"$out/p.yaml"
-"$rectwin" platform "$out/p.yaml" --nodes 32 -o "$out/p.xml" >/dev/null
-grep -q '<link id="uplink-0-0" bandwidth="180000000000Bps"' "$out/p.xml" || { echo "pods: no uplink"; exit 1; }
-grep -q '<link id="podlink-7-1" bandwidth="360000000000Bps"' "$out/p.xml" || { echo "pods: no podlink"; exit 1; }
-grep -q '<route src="gpu-0" dst="gpu-128" symmetrical="NO"><link_ctn id="nic-0-0" direction="UP"/><link_ctn id="uplink-0-0" direction="UP"/><link_ctn id="podlink-0-0" direction="UP"/><link_ctn id="podlink-0-1" direction="DOWN"/><link_ctn id="uplink-0-4" direction="DOWN"/><link_ctn id="nic-16-0" direction="DOWN"/></route>' "$out/p.xml" || { echo "pods: no core route"; exit 1; }
-sed -e 's/^  family: fat_tree_pods .*/  family: fat_tree/; s/^  levels: 2 .*/  levels: 1/' "$out/p.yaml" >"$out/pf.yaml"
-line=$(grep -n '^  pod_oversubscription' "$out/pf.yaml" | cut -d: -f1)
-if "$rectwin" platform "$out/pf.yaml" --nodes 4 -o "$out/pf.xml" 2>"$out/err"; then
-  echo "fat_tree accepted pod_oversubscription"; exit 1
-fi
-grep -q "pf.yaml:$line:.*pod_oversubscription is read only by family: fat_tree_pods" "$out/err" || { cat "$out/err"; exit 1; }
