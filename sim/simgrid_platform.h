@@ -17,6 +17,13 @@
  *                leaves takes one spine, by a hash of its devices (rt_fabric_ecmp_port in
  *                sim/fabric_fat_tree.c), so flows collide on ports; a failed port (faults:
  *                ports_down) is left out of every route and flows rehash over the others;
+ *   pod-uplink-P-Q (scale_out.pod_leaves, three tiers) everything pod Q of plane P sends to or
+ *                receives from the core ("core-P", the core layer of the plane as one
+ *                non-blocking host), pod_leaves x radix/2 x NIC bandwidth / (oversubscription
+ *                x core_oversubscription); the leaves' uplink-P-L then reach their pod's
+ *                spines (a leaf pair of one pod is one segment, as without pods) and a route
+ *                across pods is leaf -> core-P over uplink UP and pod-uplink UP, then core-P
+ *                -> leaf over pod-uplink DOWN and uplink DOWN;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
  * The uplinks, spines and leaf-to-leaf segments belong to the fabric family (sim/fabric.h:
  * fat_tree as above, rail_only with one switch per rail and none of them, torus with one
@@ -57,6 +64,8 @@ typedef struct rt_platform {
                            oversubscription (the spines of a plane) */
     int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
     int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
+    int pod_leaves;     /* fat_tree with pods: leaves per pod (0: two tiers) */
+    int pods;           /* pods per plane (1 without pods) */
     const struct rt_fabric *fabric; /* scale_out.family (sim/fabric.h) */
     int dims[3], n_dims;            /* family torus: routers per dimension */
     int n_up_hosts, n_up_links;     /* the family's switches and links above the leaves */
