@@ -202,6 +202,26 @@ static void pod_uplink_shared(void **state)
     assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), one, 1e-12);
 }
 
+/* A leaf uplink fault under pods: pod_leaves 1, core_oversubscription 2, uplink-0-0 at half
+ * bandwidth (2 x 25e9 x 0.5 = 25e9 B/s, as its pod's uplink). Rank 0 -> 8 and rank 2 -> 10 share
+ * both: 2 X / 25e9 + 6.2 us in SimGrid. The analytic engine runs the group at the faulted
+ * uplink's factor 0.5: the leaf term X x (1 / 0.5) / 25e9 = 2 X / 25e9, and the core term keeps
+ * oversubscription x core_oversubscription (the core links have no fault): X x 1 x 2 / 25e9 =
+ * 2 X / 25e9, not the 4 X / 25e9 that slowing it by the leaf's fault too would give. */
+static void leaf_fault_under_pods(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_pods(&t, 1, 2);
+    t.faults.f[t.faults.n++] =
+        (rt_fault){.link = RT_FAULT_UPLINK, .a = 0, .b = 0, .bandwidth = 0.5, .background = 0};
+    assert_int_equal(rt_topology_check_faults(&t), 0);
+    const int a[] = {0, 2}, b[] = {8, 10};
+    double two = 2 * X / 25e9 + 6.2e-6;
+    assert_rel(run(&t, flows(a, b, 2), "simgrid", RT_SG_FLOWS_PAIRS), two, 1e-9);
+    assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), two, 1e-12);
+}
+
 /* The analytic group shape: the share of a ring's node-to-node hops that leave the pod, the
  * B_net it gives, the farthest hop. */
 static void analytic_shape(void **state)
@@ -321,6 +341,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_flow_in_and_across_pods),
         cmocka_unit_test(pod_uplink_shared),
+        cmocka_unit_test(leaf_fault_under_pods),
         cmocka_unit_test(analytic_shape),
         cmocka_unit_test(platform_xml),
         cmocka_unit_test(refusals),
