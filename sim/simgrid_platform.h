@@ -37,7 +37,8 @@
  * rail-optimized fabric: over NVLink to the source node's device with the destination's local
  * index, then on that rail. Routes are built from segments: a segment is a (source host,
  * destination host) pair with its one or two directed links (leaf to leaf when balanced; leaf
- * to spine and spine to leaf under ecmp: hash); segments are also the unit the SimGrid engine
+ * to spine and spine to leaf under ecmp: hash; leaf to core and core to leaf across pods);
+ * segments are also the unit the SimGrid engine
  * aggregates flows onto (links mode: under ecmp: hash, per leaf-to-spine port direction). */
 #ifndef RT_SIMGRID_PLATFORM_H
 #define RT_SIMGRID_PLATFORM_H
