@@ -81,7 +81,7 @@ static void direct_time(const rt_topology *t, const rt_coll_call *c, const rt_co
             far_s += s;
             far_r += r;
             int cross_pod =
-                pod_leaves > 0 && node / per_leaf / pod_leaves != my_node / per_leaf / pod_leaves;
+                pod_leaves > 0 && rt_topology_pod_of(t, node) != rt_topology_pod_of(t, my_node);
             if (cross_pod) pod_s += s, pod_r += r;
             lat = fmax(lat, rt_coll_lat_net(t, cross_pod ? 2 : 1));
         }

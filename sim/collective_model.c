@@ -30,7 +30,7 @@ void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_sh
             if (node / per_leaf != prev_leaf) {
                 leaves++;
                 prev_leaf = node / per_leaf;
-                int pod = pod_leaves > 0 ? prev_leaf / pod_leaves : 0;
+                int pod = pod_leaves > 0 ? rt_topology_pod_of(t, node) : 0;
                 if (pod != prev_pod) {
                     pods++;
                     prev_pod = pod;
