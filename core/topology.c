@@ -25,10 +25,23 @@ static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
                                         "scale_up_latency", "nvls",     "host_bw",
                                         "host_latency",     "cores",    NULL};
-static const char *const net_keys[] = {
-    "nics_per_node", "nic_bw",           "nic_latency",    "rail_optimized", "levels",
-    "radix",         "oversubscription", "switch_latency", "ecmp",           "family",
-    "dims",          "groups",           "group_routers",  "global_links",   NULL};
+static const char *const net_keys[] = {"nics_per_node",
+                                       "nic_bw",
+                                       "nic_latency",
+                                       "rail_optimized",
+                                       "levels",
+                                       "radix",
+                                       "oversubscription",
+                                       "switch_latency",
+                                       "ecmp",
+                                       "family",
+                                       "dims",
+                                       "groups",
+                                       "group_routers",
+                                       "global_links",
+                                       "pod_leaves",
+                                       "core_oversubscription",
+                                       NULL};
 static const char *const coll_keys[] = {"efficiency", "base_latency", "protocols", "p2p_channels",
                                         "channels",   "nvls",         NULL};
 static const char *const nvls_keys[] = {"efficiency", "channels", "latency", NULL};
@@ -121,6 +134,23 @@ static int parse_dims(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net)
     return 0;
 }
 
+/* `pod_leaves:` and `core_oversubscription:` (a three-tier fat_tree, sim/fabric_fat_tree.c):
+ * absent, pod_leaves 0 and core_oversubscription 1, the two-tier fat-tree. */
+static int parse_pods(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net)
+{
+    int64_t pods = net->pod_leaves;
+    if (!(net->core_oversubscription >= 1)) net->core_oversubscription = 1;
+    if (rt_cfg_get_int(c, n, "pod_leaves", 0, 0, 4096, &pods) < 0 ||
+        rt_cfg_get_double(c, n, "core_oversubscription", 0, 1, 64, &net->core_oversubscription) < 0)
+        return -1;
+    net->pod_leaves = (int)pods;
+    struct fy_node *at = fy_node_mapping_lookup_by_string(n, "pod_leaves", FY_NT);
+    if (at) net->pods_cfg = c, net->pods_at = at;
+    at = fy_node_mapping_lookup_by_string(n, "core_oversubscription", FY_NT);
+    if (at) net->core_os_cfg = c, net->core_os_at = at;
+    return 0;
+}
+
 static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int req)
 {
     int64_t nics = net->nics_per_node, levels = net->levels, radix = net->radix;
@@ -153,6 +183,7 @@ static int parse_net(struct rt_cfg *c, struct fy_node *n, rt_scale_out *net, int
     for (int i = 0; i < 3 && !net->groups_at; i++)
         if ((at = fy_node_mapping_lookup_by_string(n, df_keys[i], FY_NT)))
             net->groups_cfg = c, net->groups_at = at;
+    if (parse_pods(c, n, net) < 0) return -1;
     net->nics_per_node = (int)nics;
     net->levels = (int)levels;
     net->radix = (int)radix;
@@ -465,8 +496,76 @@ static int check_dragonfly(const rt_topology *t)
     return 0;
 }
 
+/* Reports WHAT at `pod_leaves:` when it was written, else on stderr. */
+static int pods_error(const rt_topology *t, const char *what)
+{
+    if (t->net.pods_cfg)
+        rt_cfg_error(t->net.pods_cfg, t->net.pods_at, "%s", what);
+    else
+        fprintf(stderr, "scale_out.pod_leaves: %s\n", what);
+    return -1;
+}
+
+int rt_topology_pods(const rt_topology *t)
+{
+    if (t->net.pod_leaves < 1) return 1;
+    int npl = rt_topology_nodes_per_leaf(t), leaves = (t->nodes + npl - 1) / npl;
+    return (leaves + t->net.pod_leaves - 1) / t->net.pod_leaves;
+}
+
+/* Pods: fat_tree, balanced ECMP, levels 2 (the pod's spines and the core above the leaf), at
+ * most radix/2 leaves per pod and radix pods; core_oversubscription only with pods. */
+static int check_pods(const rt_topology *t)
+{
+    char what[320];
+    if (t->net.pod_leaves < 1) {
+        if (!(t->net.core_oversubscription > 1)) return 0;
+        const char *what = "core_oversubscription is the ratio at the pods' spine-to-core links "
+                           "and is read only with pod_leaves; allowed: pod_leaves >= 1, or no "
+                           "core_oversubscription";
+        if (t->net.core_os_cfg)
+            rt_cfg_error(t->net.core_os_cfg, t->net.core_os_at, "%s", what);
+        else
+            fprintf(stderr, "scale_out.core_oversubscription: %s\n", what);
+        return -1;
+    }
+    if (t->net.family != RT_FAMILY_FAT_TREE)
+        return pods_error(t, "pods are tiers of a fat-tree; allowed: family: fat_tree (or "
+                             "absent), or no pod_leaves");
+    if (t->net.ecmp == RT_ECMP_HASH)
+        return pods_error(t, "pods route over aggregated spine and core links (balanced ECMP); "
+                             "ecmp: hash is not modeled with pods; allowed: ecmp: balanced (or "
+                             "absent), or no pod_leaves");
+    if (t->net.levels != 2) {
+        snprintf(what, sizeof what,
+                 "with pods the tiers above the leaf are the pod's spines and the core, so "
+                 "levels must be 2 (got %d; latency comes from the tier a route crosses: 3 "
+                 "switches inside a pod, 5 across pods); allowed: levels: 2, or no pod_leaves",
+                 t->net.levels);
+        return pods_error(t, what);
+    }
+    int half = rt_topology_spine_ports(t);
+    if (t->net.pod_leaves > half) {
+        snprintf(what, sizeof what,
+                 "pod_leaves %d: a pod spine of radix %d ports has radix/2 = %d ports down, one "
+                 "per leaf of its pod; allowed: 1 <= pod_leaves <= %d",
+                 t->net.pod_leaves, t->net.radix, half, half);
+        return pods_error(t, what);
+    }
+    int pods = rt_topology_pods(t);
+    if (pods > t->net.radix) {
+        snprintf(what, sizeof what,
+                 "%d nodes make %d pods, more than a core switch of radix %d joins (one port "
+                 "per pod); allowed: at most %d pods (more pod_leaves, fewer nodes)",
+                 t->nodes, pods, t->net.radix, t->net.radix);
+        return pods_error(t, what);
+    }
+    return 0;
+}
+
 int rt_topology_check_faults(const rt_topology *t)
 {
+    if (check_pods(t) < 0) return -1;
     if (t->net.family == RT_FAMILY_RAIL_ONLY) {
         char what[256];
         if (!t->net.rail_optimized)

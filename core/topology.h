@@ -99,6 +99,15 @@ typedef struct rt_scale_out {
     int groups, group_routers, global_links; /* family dragonfly (0: not written) */
     struct rt_cfg *groups_cfg;               /* where the first of them was written */
     struct fy_node *groups_at;
+    /* Family fat_tree, three tiers (sim/fabric_fat_tree.c): `pod_leaves:` leaves per pod (0,
+     * absent: two tiers, everything above the leaf one non-blocking spine layer), and
+     * `core_oversubscription:` (>= 1, 1 when absent) the ratio of a pod's spine-to-core links:
+     * a pod's uplink to the core carries pod_leaves x radix/2 x nic_bw / (oversubscription x
+     * core_oversubscription). Needs levels 2 and ecmp balanced. */
+    int pod_leaves;
+    double core_oversubscription;
+    struct rt_cfg *pods_cfg, *core_os_cfg; /* where they were written (NULL: not written) */
+    struct fy_node *pods_at, *core_os_at;
 } rt_scale_out;
 
 /* NCCL's protocols: LL (8-byte flag+data stores, lowest latency, half the bandwidth), LL128
@@ -190,9 +199,10 @@ extern const char *const rt_topology_engine_sections[];
 
 int rt_topology_parse(struct rt_cfg *cfg, struct fy_node *map, rt_topology *t, int partial);
 void rt_topology_free(rt_topology *t);
-/* Checks the `faults:` indices against the cluster once t->nodes is set, and that the fabric
- * family can hold it (rail_only: rail_optimized, nodes <= radix, no uplink faults): 0, or -1
- * after an error located at the entry or at `family:`. */
+/* Checks the `faults:` indices against the cluster once t->nodes is set, that the fabric
+ * family can hold it (rail_only: rail_optimized, nodes <= radix, no uplink faults), and the
+ * pods (fat_tree, ecmp balanced, levels 2, pod_leaves <= radix/2, pods <= radix): 0, or -1
+ * after an error located at the entry, at `family:` or at `pod_leaves:`. */
 int rt_topology_check_faults(const rt_topology *t);
 
 static inline int rt_topology_ranks(const rt_topology *t)
@@ -213,6 +223,13 @@ static inline int rt_topology_spine_ports(const rt_topology *t)
 static inline int rt_topology_leaf_of(const rt_topology *t, int node)
 {
     return node / rt_topology_nodes_per_leaf(t);
+}
+/* Pods per plane (1 without pod_leaves): ceil(leaves / pod_leaves). */
+int rt_topology_pods(const rt_topology *t);
+/* The pod (of any plane) node NODE sits under; 0 without pod_leaves. */
+static inline int rt_topology_pod_of(const rt_topology *t, int node)
+{
+    return t->net.pod_leaves > 0 ? rt_topology_leaf_of(t, node) / t->net.pod_leaves : 0;
 }
 /* Per-device share of the node's NIC bandwidth, per direction. */
 static inline double rt_topology_nic_bw_per_device(const rt_topology *t)

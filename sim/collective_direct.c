@@ -43,7 +43,8 @@ static double per_peer_latency(const rt_topology *t, const rt_coll_call *c)
 /* Per rank, NVLink carries the bytes to and from peers on its node and the NIC those to and
  * from other nodes, concurrently; each link direction is a bottleneck:
  * max(max(intra send, recv)/B_up, max(inter send, recv)/B_net,
- * max(cross-leaf send, recv) x oversubscription / B_net). The self block is a local copy and
+ * max(cross-leaf send, recv) x oversubscription / B_net, with pods max(cross-pod send, recv) x
+ * oversubscription x core_oversubscription / B_net). The self block is a local copy and
  * costs nothing here. Latency: the farthest peer actually sent to or received from. Without
  * per-peer arrays the call is the nccl-tests alltoall: S/n to and from every member. */
 static void direct_time(const rt_topology *t, const rt_coll_call *c, const rt_coll_shape *sh,
@@ -52,12 +53,14 @@ static void direct_time(const rt_topology *t, const rt_coll_call *c, const rt_co
     (void)sh;
     int devices = t->node.devices > 0 ? t->node.devices : 1;
     int per_leaf = rt_topology_nodes_per_leaf(t);
+    int pod_leaves = t->net.family == RT_FAMILY_FAT_TREE ? t->net.pod_leaves : 0;
     rt_group gr = c->group;
     int base = rt_group_base(gr, c->rank);
     int me = rt_group_index(gr, c->rank);
     int my_node = c->rank / devices;
     double even = c->bytes / gr.size;
     double intra_s = 0, intra_r = 0, inter_s = 0, inter_r = 0, far_s = 0, far_r = 0, lat = 0;
+    double pod_s = 0, pod_r = 0;
     for (int k = 0; k < gr.size; k++) {
         if (k == me) continue;
         double s = c->send ? (double)c->send[k] : even;
@@ -77,13 +80,19 @@ static void direct_time(const rt_topology *t, const rt_coll_call *c, const rt_co
             inter_r += r;
             far_s += s;
             far_r += r;
-            lat = fmax(lat, rt_coll_lat_net(t, 1));
+            int cross_pod =
+                pod_leaves > 0 && rt_topology_pod_of(t, node) != rt_topology_pod_of(t, my_node);
+            if (cross_pod) pod_s += s, pod_r += r;
+            lat = fmax(lat, rt_coll_lat_net(t, cross_pod ? 2 : 1));
         }
     }
     double up = fmax(intra_s, intra_r) / rt_coll_bw_up(t);
     double net = fmax(inter_s, inter_r) / rt_coll_bw_net_raw(t);
     double uplink = fmax(far_s, far_r) * t->net.oversubscription / rt_coll_bw_net_raw(t);
-    o->transfer_s = fmax(up, fmax(net, uplink));
+    double core = pod_leaves > 0 ? fmax(pod_s, pod_r) * t->net.oversubscription *
+                                       t->net.core_oversubscription / rt_coll_bw_net_raw(t)
+                                 : 0.0;
+    o->transfer_s = fmax(fmax(up, core), fmax(net, uplink));
     o->latency_s = lat;
     if (t->coll.has_protocols) {
         o->proto = RT_PROTO_SIMPLE;

@@ -24,10 +24,10 @@ static void hier_time(const rt_topology *t, const rt_coll_call *c, const rt_coll
 {
     double S = c->bytes, g = sh->local, m = sh->nodes;
     double intra = 2.0 * (g - 1) / g * S / rt_coll_bw_up(t);
-    double inter = m > 1 ? 2.0 * (m - 1) / m * (S / g) / rt_coll_bw_net(t, sh->leaf_cross) : 0.0;
+    double inter = m > 1 ? 2.0 * (m - 1) / m * (S / g) / rt_coll_bw_net(t, sh) : 0.0;
     o->transfer_s = fmax(intra, inter);
     o->latency_s = 2.0 * (g - 1) * t->node.scale_up_latency +
-                   (m > 1 ? 2.0 * (m - 1) * rt_coll_lat_net(t, sh->leaves > 1) : 0.0);
+                   (m > 1 ? 2.0 * (m - 1) * rt_coll_lat_net(t, rt_coll_farthest(sh)) : 0.0);
     if (t->coll.has_protocols) {
         o->proto = RT_PROTO_SIMPLE;
         o->latency_s = rt_coll_proto_simple(t)->ring.base + o->latency_s;

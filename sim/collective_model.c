@@ -17,8 +17,9 @@ void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_sh
     int base = rt_group_base(group, rank);
     /* Members form an arithmetic progression of ranks, so their nodes and leaves are
      * non-decreasing: counting runs counts distinct values. */
-    int nodes = 0, leaves = 0, run = 0, min_run = group.size;
-    int prev_node = -1, prev_leaf = -1;
+    int pod_leaves = t->net.family == RT_FAMILY_FAT_TREE ? t->net.pod_leaves : 0;
+    int nodes = 0, leaves = 0, pods = 0, run = 0, min_run = group.size;
+    int prev_node = -1, prev_leaf = -1, prev_pod = -1;
     for (int k = 0; k < group.size; k++) {
         int node = (base + k * group.stride) / devices;
         if (node != prev_node) {
@@ -29,6 +30,11 @@ void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_sh
             if (node / per_leaf != prev_leaf) {
                 leaves++;
                 prev_leaf = node / per_leaf;
+                int pod = pod_leaves > 0 ? rt_topology_pod_of(t, node) : 0;
+                if (pod != prev_pod) {
+                    pods++;
+                    prev_pod = pod;
+                }
             }
         }
         run++;
@@ -40,6 +46,9 @@ void rt_coll_shape_of(const rt_topology *t, rt_group group, int rank, rt_coll_sh
     out->leaves = leaves;
     /* In a node-ordered ring only the hop out of the last node under each leaf leaves it. */
     out->leaf_cross = (leaves > 1 && nodes > 0) ? (double)leaves / nodes : 0.0;
+    /* Likewise the hop out of the last node of each pod leaves the pod. */
+    out->pods = pods > 0 ? pods : 1;
+    out->pod_cross = (pods > 1 && nodes > 0) ? (double)pods / nodes : 0.0;
 }
 
 int rt_coll_algo_check(const rt_topology *t, rt_coll_kind kind, rt_coll_algo algo,
@@ -144,6 +153,9 @@ int rt_coll_model_time(const rt_topology *t, const rt_coll_call *c, rt_coll_time
         ft.node.scale_up_bw *= f[0];
         ft.net.nic_bw *= f[1];
         ft.net.oversubscription *= f[1] / f[2];
+        /* the core links have no faults: their term keeps oversubscription x
+         * core_oversubscription / the healthy NIC share */
+        ft.net.core_oversubscription *= f[2];
         rt_coll_algo_get(c->algo)->time(&ft, c, &sh, o);
     } else if (sh.size > 1) {
         rt_coll_algo_get(c->algo)->time(t, c, &sh, o);

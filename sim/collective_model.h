@@ -17,6 +17,8 @@ typedef struct rt_coll_shape {
     int nodes;         /* m: distinct nodes spanned */
     int leaves;        /* distinct leaf (or rail) switches spanned */
     double leaf_cross; /* share of node-to-node ring hops that leave a leaf (leaves / nodes) */
+    int pods;          /* distinct pods spanned (scale_out.pod_leaves; 1 without pods) */
+    double pod_cross;  /* share of node-to-node ring hops that leave a pod (pods / nodes) */
 } rt_coll_shape;
 
 /* One collective call on one rank. For alltoallv/sendrecv, send[k]/recv[k] are the bytes to

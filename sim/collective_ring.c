@@ -33,9 +33,9 @@ static void ring_time(const rt_topology *t, const rt_coll_call *call, const rt_c
     } else {
         double g = sh->local;
         double intra = g > 1 ? (g - 1) / g * c / rt_coll_bw_up(t) : 0.0;
-        double inter = c / g / rt_coll_bw_net(t, sh->leaf_cross);
+        double inter = c / g / rt_coll_bw_net(t, sh);
         step_bw = fmax(intra, inter);
-        step_lat = rt_coll_lat_net(t, sh->leaves > 1);
+        step_lat = rt_coll_lat_net(t, rt_coll_farthest(sh));
     }
     o->transfer_s = steps * step_bw;
     o->latency_s = steps * step_lat;

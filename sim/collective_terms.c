@@ -7,11 +7,16 @@
  *   B_net  nic_bw x nics_per_node / devices x eff_inter: one device's share of its node's
  *          NICs per direction, divided by max(1, f x oversubscription) where f is the share of
  *          the device's inter-node bytes that leave its leaf switch (the leaf's uplinks carry
- *          1/oversubscription of its downlink capacity, so only that share is slowed);
+ *          1/oversubscription of its downlink capacity, so only that share is slowed), and
+ *          with pods (scale_out.pod_leaves) by max(that, f_pod x oversubscription x
+ *          core_oversubscription), f_pod the share that leaves the pod (a pod's uplink carries
+ *          1/(oversubscription x core_oversubscription) of its leaves' downlinks); both shares
+ *          assume full leaves and pods loaded alike, as the per-device share does;
  *   a_up   scale_up_latency (device -> switch -> device);
  *   a_net  nic_latency + switches crossed x switch_latency, as the fabric family counts them
  *          (sim/fabric.h, the same count the platform's latencies add up to): fat_tree 1
- *          under the same leaf, 2 x levels + 1 (up to the top and back down) between leaves;
+ *          under the same leaf, 2 x levels + 1 (up to the top and back down) between leaves,
+ *          with pods 3 between leaves of one pod and 5 between pods;
  *          rail_only 1 (one switch per rail).
  * Bandwidths are per direction; a rank's concurrent flows share its links. NVLink and NIC
  * are separate resources, so their terms overlap (max) when an algorithm pipelines them.
@@ -47,9 +52,11 @@ double rt_coll_bw_net_raw(const rt_topology *t)
     return rt_topology_nic_bw_per_device(t) * t->coll.eff_inter;
 }
 
-double rt_coll_bw_net(const rt_topology *t, double cross)
+double rt_coll_bw_net(const rt_topology *t, const rt_coll_shape *sh)
 {
-    double slow = cross * t->net.oversubscription;
+    double slow = sh->leaf_cross * t->net.oversubscription;
+    double core = sh->pod_cross * t->net.oversubscription * t->net.core_oversubscription;
+    if (core > slow) slow = core;
     return rt_coll_bw_net_raw(t) / (slow > 1.0 ? slow : 1.0);
 }
 

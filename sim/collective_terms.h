@@ -9,10 +9,16 @@
 double rt_coll_bw_up(const rt_topology *t);
 /* B_net without oversubscription: one device's share of its node's NICs per direction. */
 double rt_coll_bw_net_raw(const rt_topology *t);
-/* B_net for traffic of which a share CROSS leaves the leaf. */
-double rt_coll_bw_net(const rt_topology *t, double cross);
-/* a_net: one network hop under one leaf (CROSS_LEAF 0) or between leaves (1). */
+/* B_net for a group of shape SH: its shares leaf_cross leaving the leaf and pod_cross leaving
+ * the pod are slowed by the uplinks they cross. */
+double rt_coll_bw_net(const rt_topology *t, const rt_coll_shape *sh);
+/* a_net: one network hop under one leaf (CROSS_LEAF 0), between leaves (1), between pods (2). */
 double rt_coll_lat_net(const rt_topology *t, int cross_leaf);
+/* The farthest hop of a group of shape SH, as rt_coll_lat_net's CROSS_LEAF. */
+static inline int rt_coll_farthest(const rt_coll_shape *sh)
+{
+    return sh->pods > 1 ? 2 : sh->leaves > 1;
+}
 
 /* The intra-node hop of latency set L: PCIe for a PCIe scale-up, NVLink otherwise. */
 double rt_coll_intra_hop(const rt_topology *t, const rt_proto_lat *l);

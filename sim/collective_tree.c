@@ -25,11 +25,11 @@ static void tree_time(const rt_topology *t, const rt_coll_call *c, const rt_coll
     double S = c->bytes, g = sh->local;
     int m = sh->nodes;
     double intra = g > 1 ? 2.0 * S / rt_coll_bw_up(t) : 0.0;
-    double inter = m > 1 ? 2.0 * S / (g * rt_coll_bw_net(t, sh->leaf_cross)) : 0.0;
+    double inter = m > 1 ? 2.0 * S / (g * rt_coll_bw_net(t, sh)) : 0.0;
     o->transfer_s = fmax(intra, inter);
     double depth = m > 1 ? ceil(log2((double)m)) : 0.0;
-    o->latency_s =
-        2.0 * ((g - 1) * t->node.scale_up_latency + depth * rt_coll_lat_net(t, sh->leaves > 1));
+    o->latency_s = 2.0 * ((g - 1) * t->node.scale_up_latency +
+                          depth * rt_coll_lat_net(t, rt_coll_farthest(sh)));
     if (t->coll.has_protocols) rt_coll_proto_fastest(t, sh, c->kind, RT_ALGO_TREE, c->bytes, o);
     /* With `channels:`, a small call runs on fewer channels (collective_channels.c). */
     rt_coll_channel_ramp(t, c, sh->size, RT_ALGO_TREE, o);

@@ -8,7 +8,18 @@
  *                   bandwidth each (oversubscription as fewer ports, as a leaf is cabled: the
  *                   same sum as balanced), spine hosts spine-P-S; a flow crosses leaf -> spine S ->
  * leaf with S its hash (rt_fabric_ecmp_port); failed ports (the leaf's first ports_down) are left
- *                   out of every route. */
+ *                   out of every route.
+ * Three tiers (scale_out.pod_leaves >= 1, balanced only): leaves are grouped into pods of
+ * pod_leaves consecutive leaves of a plane; a pod's spines (as many as a leaf's uplink ports,
+ * radix/2 / oversubscription, each with pod_leaves ports down, one per leaf, and as many up)
+ * join the plane's core layer. A pod's ports to the core are therefore its leaves' uplink
+ * ports, pod_leaves x radix/2 / oversubscription, and core_oversubscription removes a share of
+ * them: pod-uplink-P-Q carries pod_leaves x radix/2 x NIC bandwidth / (oversubscription x
+ * core_oversubscription). The core layer is one host core-P, non-blocking (the aggregated
+ * ECMP of balanced). Latency: the leaf uplink carries the pod spine (1 switch each way), the
+ * pod uplink the core: a leaf pair of one pod crosses leaf, spine, leaf (3 switches), a pair
+ * of two pods leaf, spine, core, spine, leaf (5); levels must be 2 (core/topology.c). A pod's
+ * uplink is cabled for pod_leaves leaves even when the plane's last pod has fewer. */
 #include <limits.h>
 #include <math.h>
 
@@ -45,9 +56,46 @@ static int set_ports_down(rt_platform *p, const rt_topology *t)
     return 0;
 }
 
+/* Three tiers: the pod uplink of POD of PLANE (after every leaf uplink), the segments from a
+ * leaf up to the core and from the core down to a leaf (after the leaf pairs), the core host. */
+static int pod_uplink(const rt_platform *p, int plane, int pod)
+{
+    return rt_fabric_link0(p) + p->planes * p->leaves + plane * p->pods + pod;
+}
+static int seg_core(const rt_platform *p, int plane, int leaf, rt_link_dir d)
+{
+    return rt_fabric_seg0(p) + p->planes * p->leaves * p->leaves +
+           (d * p->planes + plane) * p->leaves + leaf;
+}
+
+static const char *layout_pods(rt_platform *p, const rt_topology *t)
+{
+    if (p->ecmp_hash)
+        return "pods route over aggregated spine and core links: ecmp: hash is not modeled "
+               "with scale_out.pod_leaves; allowed: ecmp: balanced";
+    if (t->net.pod_leaves > p->ports)
+        return "pod_leaves exceeds radix/2 (a pod spine has one port down per leaf of its pod)";
+    if (!(t->net.core_oversubscription >= 1)) return "core_oversubscription must be >= 1";
+    p->pod_leaves = t->net.pod_leaves;
+    p->pods = (p->leaves + p->pod_leaves - 1) / p->pod_leaves;
+    p->up_ports = 1;
+    if ((long long)p->planes * p->leaves * (p->leaves + 2) > INT_MAX / 2)
+        return "more than 2^30 leaf-to-leaf route segments (leaves^2 per plane): raise "
+               "scale_out.radix or lower the node count";
+    p->n_up_hosts = p->planes; /* core-P */
+    p->n_up_links = p->planes * (p->leaves + p->pods);
+    p->n_cross = p->planes * p->leaves * (p->leaves + 2);
+    return NULL;
+}
+
 static const char *layout(rt_platform *p, const rt_topology *t)
 {
     p->ecmp_hash = t->net.ecmp == RT_ECMP_HASH;
+    p->pods = 1;
+    if (t->net.pod_leaves > 0) {
+        p->ports = rt_topology_spine_ports(t);
+        return layout_pods(p, t);
+    }
     p->ports = rt_topology_spine_ports(t);
     if (p->ecmp_hash) {
         /* Oversubscription as fewer uplink ports at full speed, as a leaf is cabled: a
@@ -78,13 +126,22 @@ static void set_links(rt_platform *p, const rt_topology *t)
 {
     double nic = t->net.nic_bw * t->coll.eff_inter;
     int ports = p->ports;
+    /* With pods, each tier carries its own switch: the leaf uplink the pod's spine, the pod
+     * uplink the core (levels is 2). */
+    double up_lat = (p->pod_leaves > 0 ? 1 : t->net.levels) * t->net.switch_latency;
+    for (int pl = 0; pl < p->planes; pl++)
+        for (int q = 0; q < (p->pod_leaves > 0 ? p->pods : 0); q++) {
+            p->bw[pod_uplink(p, pl, q)] = p->pod_leaves * ports * nic /
+                                          (t->net.oversubscription * t->net.core_oversubscription);
+            p->lat[pod_uplink(p, pl, q)] = t->net.switch_latency;
+        }
     for (int pl = 0; pl < p->planes; pl++)
         for (int l = 0; l < p->leaves; l++) {
             if (!p->ecmp_hash) {
                 p->bw[uplink(p, pl, l, 0)] =
                     ports * nic / t->net.oversubscription *
                     rt_faults_factor(&t->faults, RT_FAULT_UPLINK, pl, l, ports);
-                p->lat[uplink(p, pl, l, 0)] = t->net.levels * t->net.switch_latency;
+                p->lat[uplink(p, pl, l, 0)] = up_lat;
                 continue;
             }
             /* One link per spine port; a failed port stays in the table but no route
@@ -127,6 +184,11 @@ int rt_fabric_ecmp_port(const rt_platform *p, int plane, int from, int to, int s
 
 static int route(const rt_platform *p, int plane, int from, int to, int src, int dst, int *segs)
 {
+    if (p->pod_leaves > 0 && from / p->pod_leaves != to / p->pod_leaves) {
+        segs[0] = seg_core(p, plane, from, RT_DIR_UP);
+        segs[1] = seg_core(p, plane, to, RT_DIR_DOWN);
+        return 2;
+    }
     if (!p->ecmp_hash) {
         segs[0] = seg_leaves(p, plane, from, to);
         return 1;
@@ -151,6 +213,19 @@ static int segment(const rt_platform *p, int seg, int *src, int *dst, int *links
         return 1;
     }
     int LL = p->leaves * p->leaves;
+    if (seg >= p->planes * LL) { /* pods: leaf <-> core */
+        int i = seg - p->planes * LL, half = p->planes * p->leaves;
+        rt_link_dir d = i < half ? RT_DIR_UP : RT_DIR_DOWN;
+        int plane = (i % half) / p->leaves, leaf = i % p->leaves;
+        int lh = rt_platform_leaf(p, plane, leaf), core = rt_fabric_host0(p) + plane;
+        int up = directed(uplink(p, plane, leaf, 0), d);
+        int pod = directed(pod_uplink(p, plane, leaf / p->pod_leaves), d);
+        *src = d == RT_DIR_UP ? lh : core;
+        *dst = d == RT_DIR_UP ? core : lh;
+        links[0] = d == RT_DIR_UP ? up : pod;
+        links[1] = d == RT_DIR_UP ? pod : up;
+        return 2;
+    }
     int plane = seg / LL, from = (seg % LL) / p->leaves, to = seg % p->leaves;
     *src = rt_platform_leaf(p, plane, from);
     *dst = rt_platform_leaf(p, plane, to);
@@ -165,17 +240,29 @@ static int segment_used(const rt_platform *p, int seg)
         int i = seg % (p->planes * p->leaves * p->ports);
         return p->leaves > 1 && i % p->ports >= p->down[i / p->ports];
     }
-    int i = seg % (p->leaves * p->leaves);
-    return i / p->leaves != i % p->leaves; /* no leaf-to-itself segment */
+    int LL = p->leaves * p->leaves;
+    if (seg >= p->planes * LL) return p->pods > 1; /* pods: leaf <-> core */
+    int i = seg % LL, from = i / p->leaves, to = i % p->leaves;
+    if (from == to) return 0; /* no leaf-to-itself segment */
+    return p->pod_leaves == 0 || from / p->pod_leaves == to / p->pod_leaves;
 }
 
 static void host_name(const rt_platform *p, int host, char *buf, size_t size)
 {
+    if (p->pod_leaves > 0) {
+        snprintf(buf, size, "core-%d", host);
+        return;
+    }
     snprintf(buf, size, "spine-%d-%d", host / p->ports, host % p->ports);
 }
 
 static void link_name(const rt_platform *p, int link, char *buf, size_t size)
 {
+    if (p->pod_leaves > 0 && link >= p->planes * p->leaves) {
+        int i = link - p->planes * p->leaves;
+        snprintf(buf, size, "pod-uplink-%d-%d", i / p->pods, i % p->pods);
+        return;
+    }
     if (!p->ecmp_hash) {
         snprintf(buf, size, "uplink-%d-%d", link / p->leaves, link % p->leaves);
         return;
@@ -186,15 +273,24 @@ static void link_name(const rt_platform *p, int link, char *buf, size_t size)
 
 static void comment(const rt_platform *p, FILE *f)
 {
+    if (p->pod_leaves > 0)
+        fprintf(f,
+                "<!-- three-tier fat_tree: pods of %d leaves (%d per plane); pod-uplink-P-Q "
+                "joins pod Q of plane P to its\n     core core-P; leaves of one pod meet over "
+                "their uplinks (3 switches), of two pods over core-P (5). -->\n",
+                p->pod_leaves, p->pods);
     if (!p->ecmp_hash) return;
     fprintf(f, "<!-- ecmp: hash: uplink-P-L-S joins leaf L of plane P to spine S; a flow between "
                "devices s and d of\n     leaves A and B takes spine lo + hash(s, d, 0) mod "
                "(ports - lo), lo = max failed ports of A, B. -->\n");
 }
 
+/* CROSS_LEAF 2: between pods (pod_leaves >= 1, where levels is 2). */
 static int switches(const rt_topology *t, int cross_leaf)
 {
-    return cross_leaf ? 2 * t->net.levels + 1 : 1;
+    if (!cross_leaf) return 1;
+    if (t->net.pod_leaves > 0) return cross_leaf > 1 ? 5 : 3;
+    return 2 * t->net.levels + 1;
 }
 
 const rt_fabric rt_fabric_fat_tree = {

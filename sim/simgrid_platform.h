@@ -17,6 +17,13 @@
  *                leaves takes one spine, by a hash of its devices (rt_fabric_ecmp_port in
  *                sim/fabric_fat_tree.c), so flows collide on ports; a failed port (faults:
  *                ports_down) is left out of every route and flows rehash over the others;
+ *   pod-uplink-P-Q (scale_out.pod_leaves, three tiers) everything pod Q of plane P sends to or
+ *                receives from the core ("core-P", the core layer of the plane as one
+ *                non-blocking host), pod_leaves x radix/2 x NIC bandwidth / (oversubscription
+ *                x core_oversubscription); the leaves' uplink-P-L then reach their pod's
+ *                spines (a leaf pair of one pod is one segment, as without pods) and a route
+ *                across pods is leaf -> core-P over uplink UP and pod-uplink UP, then core-P
+ *                -> leaf over pod-uplink DOWN and uplink DOWN;
  *   pcie-R       device R <-> its node's CPU (UP: device to host).
  * The uplinks, spines and leaf-to-leaf segments belong to the fabric family (sim/fabric.h:
  * fat_tree as above, rail_only with one switch per rail and none of them, torus with one
@@ -31,7 +38,8 @@
  * rail-optimized fabric: over NVLink to the source node's device with the destination's local
  * index, then on that rail. Routes are built from segments: a segment is a (source host,
  * destination host) pair with its one or two directed links (leaf to leaf when balanced; leaf
- * to spine and spine to leaf under ecmp: hash); segments are also the unit the SimGrid engine
+ * to spine and spine to leaf under ecmp: hash; leaf to core and core to leaf across pods);
+ * segments are also the unit the SimGrid engine
  * aggregates flows onto (links mode: under ecmp: hash, per leaf-to-spine port direction). */
 #ifndef RT_SIMGRID_PLATFORM_H
 #define RT_SIMGRID_PLATFORM_H
@@ -58,6 +66,8 @@ typedef struct rt_platform {
                            oversubscription (the spines of a plane) */
     int up_ports;       /* uplinks per leaf: ports under ecmp: hash, else 1 */
     int *down;          /* [plane x leaves + leaf] failed ports (ports 0..down-1), hash only */
+    int pod_leaves;     /* fat_tree with pods: leaves per pod (0: two tiers) */
+    int pods;           /* pods per plane (1 without pods) */
     const struct rt_fabric *fabric; /* scale_out.family (sim/fabric.h) */
     int dims[3], n_dims;            /* family state: torus routers per dimension (n_dims of them);
                                        dragonfly groups, group_routers, global_links (n_dims 0) */

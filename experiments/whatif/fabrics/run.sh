@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which network does each plan need? TorchRec DLRM on Criteo 1TB (experiments/dlrm-criteo.yaml,
 # 2048 samples per GPU) on 32, 64 and 128 DGX H100 nodes (256, 512, 1024 GPUs), plans flat, hsp
-# and sptt, SimGrid engine, on seven fabrics:
+# and sptt, SimGrid engine, on nine fabrics:
 #   fat_tree 1:1 balanced   topologies/dgx-h100.yaml (radix 64: 32 nodes per leaf and rail)
 #   fat_tree 1:1 hash       the same with scale_out.ecmp: hash
 #   fat_tree 2:1 balanced   scale_out.oversubscription: 2
@@ -10,6 +10,9 @@
 #   torus                   topologies/dgx-h100-torus.yaml, dims [8,4], [8,8], [16,8]
 #   dragonfly               topologies/dgx-h100-dragonfly.yaml, 2, 4, 8 groups of 16 routers,
 #                           global_links floor(128 / (groups - 1)) = 128, 42, 18
+#   3tier_core_1:1          topologies/dgx-h100-3tier.yaml with pod_leaves: 1 (a pod per leaf and
+#                           rail: 32 nodes), so every leaf crossing goes through the core
+#   3tier_core_2:1          the same with core_oversubscription: 2
 # Writes fabrics.csv (one row per point; a refused point has its reason) and
 # experiments/measurements/cpu/fabrics/fabrics.log (the raw output, with the command and date).
 # From anywhere: bash experiments/whatif/fabrics/run.sh [rectwin]    (~2 min on 2 cores)
@@ -24,7 +27,8 @@ log=experiments/measurements/cpu/fabrics/fabrics.log
     echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) $(nproc) cores: bash $D/run.sh $R"
 } >"$log"
 echo "fabric,gpus,plan,iteration_s,comm_s,exposed_comm_s,wall_s,refused" >$D/fabrics.csv
-fabrics=("fat_tree_1:1_balanced" "fat_tree_1:1_hash" "fat_tree_2:1_balanced" "fat_tree_2:1_hash" "rail_only" "torus" "dragonfly")
+fabrics=("fat_tree_1:1_balanced" "fat_tree_1:1_hash" "fat_tree_2:1_balanced" "fat_tree_2:1_hash" "rail_only" "torus"
+         "dragonfly" "3tier_core_1:1" "3tier_core_2:1")
 for fabric in "${fabrics[@]}"; do
     case $fabric in
     rail_only) set_fabric=(--set topology.file=$PWD/topologies/dgx-h100-rail-only.yaml) ;;
@@ -34,6 +38,11 @@ for fabric in "${fabrics[@]}"; do
     fat_tree_2:1_balanced) set_fabric=(--set topology.scale_out.oversubscription=2) ;;
     fat_tree_2:1_hash) set_fabric=(--set topology.scale_out.oversubscription=2
                                    --set topology.scale_out.ecmp=hash) ;;
+    3tier_core_1:1) set_fabric=(--set topology.file=$PWD/topologies/dgx-h100-3tier.yaml
+                                --set topology.scale_out.pod_leaves=1) ;;
+    3tier_core_2:1) set_fabric=(--set topology.file=$PWD/topologies/dgx-h100-3tier.yaml
+                                --set topology.scale_out.pod_leaves=1
+                                --set topology.scale_out.core_oversubscription=2) ;;
     esac
     for nodes in 32 64 128; do
         # torus: 2D, dims with the node count (8 x 4, 8 x 8, 16 x 8 routers)
