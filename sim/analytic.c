@@ -256,6 +256,15 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
                        ? "balanced"
                        : "balanced assumed (scale_out.ecmp: hash is simulated by the simgrid "
                          "engine only: a closed form cannot know which flows collide)");
+    rt_json_string(&j, "family", rt_family_names[t->net.family]);
+    if (t->net.family == RT_FAMILY_TORUS || t->net.family == RT_FAMILY_DRAGONFLY)
+        rt_json_string(&j, "family_model",
+                       "NIC bandwidth and the diameter's latency; sharing of router-to-router "
+                       "links is simulated by the simgrid engine only");
+    if (t->net.pod_leaves > 0) {
+        rt_json_int(&j, "pod_leaves", t->net.pod_leaves);
+        rt_json_number(&j, "core_oversubscription", t->net.core_oversubscription);
+    }
     rt_json_number(&j, "per_message_cost_s", 0.0);
     rt_faults_json(&j, &t->faults, rt_topology_spine_ports(t),
                    "each collective runs its formula with the NVLink, NIC and uplink "

@@ -283,6 +283,11 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
     rt_json_number(&j, "eff_inter", t->coll.eff_inter);
     rt_json_number(&j, "oversubscription", t->net.oversubscription);
     rt_json_string(&j, "ecmp", rt_ecmp_names[t->net.ecmp]);
+    rt_json_string(&j, "family", rt_family_names[t->net.family]);
+    if (t->net.pod_leaves > 0) {
+        rt_json_int(&j, "pod_leaves", t->net.pod_leaves);
+        rt_json_number(&j, "core_oversubscription", t->net.core_oversubscription);
+    }
     rt_json_end_object(&j);
     rt_faults_json(&j, &t->faults, t->net.ecmp == RT_ECMP_HASH ? 0 : rt_topology_spine_ports(t),
                    "the platform's links carry bandwidth x (1 - background) x (ports - "

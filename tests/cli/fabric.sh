@@ -37,6 +37,18 @@ got = s["platform"]["ecmp"] if sys.argv[2] == "simgrid" else s["ecmp"]
 assert got.startswith("hash") if sys.argv[2] == "simgrid" else got.startswith("balanced assumed"), got
 PY
 done
+# summary.json names the family in both engines; the analytic engine says what it leaves out
+for e in analytic simgrid; do
+  "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --quiet --engine $e --out "$out/t$e" \
+    --set topology.file="$src/topologies/dgx-h100-torus.yaml" --set topology.nodes=16
+  python3 - "$out/t$e/summary.json" "$e" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+got = s["platform"]["family"] if sys.argv[2] == "simgrid" else s["family"]
+assert got == "torus", got
+assert sys.argv[2] == "simgrid" or "simgrid engine only" in s["family_model"], s
+PY
+done
 "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 64 -o "$out/r.xml" >/dev/null
 if grep -q 'uplink\|spine-' "$out/r.xml"; then echo "rail_only: uplinks written"; exit 1; fi
 grep -q '<host id="leaf-7-0"' "$out/r.xml" || { echo "rail_only: no switch of rail 7"; exit 1; }

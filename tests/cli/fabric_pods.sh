@@ -42,3 +42,15 @@ sed -e 's/^  core_oversubscription: 1.0 .*/  core_oversubscription: 0.5/' "$t" >
 refuse core_below_1 "$out/c2.yaml" 256 '^  core_oversubscription:' 'allowed: \[1, 64\]'
 cp "$t" "$out/n.yaml"
 refuse too_many_pods "$out/n.yaml" 8200 '^  pod_leaves:' '65 pods, more than a core switch of radix 64'
+# summary.json echoes the pod settings in both engines
+for e in analytic simgrid; do
+  "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --quiet --engine $e --out "$out/s$e" \
+    --set topology.file="$t" --set topology.nodes=64 --set topology.scale_out.pod_leaves=1 \
+    --set topology.scale_out.core_oversubscription=2
+  python3 - "$out/s$e/summary.json" "$e" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+p = s["platform"] if sys.argv[2] == "simgrid" else s
+assert p["family"] == "fat_tree" and p["pod_leaves"] == 1 and p["core_oversubscription"] == 2, p
+PY
+done
