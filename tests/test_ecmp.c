@@ -20,94 +20,31 @@
 
 #include "engines.h"
 #include "fabric.h"
+#include "sim_fixture.h"
 #include "simgrid.h"
 #include "simgrid_platform.h"
 
 #define X 1e9
 #define LAT 100e-6 /* latencies stay below this; the transfers are tens of ms */
 
-static void assert_near(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
-        fail();
-    }
-}
-
 static void fill_topology(rt_topology *t, rt_ecmp ecmp)
 {
-    memset(t, 0, sizeof *t);
-    t->name = "ecmp";
-    t->device.peak_flops[RT_DT_FP32] = 1e12;
-    t->device.hbm_bw = 1e12;
-    t->device.eff_flops = t->device.eff_hbm = 1;
-    t->node.devices = 2;
-    t->node.scale_up = RT_SCALEUP_NVSWITCH;
-    t->node.scale_up_bw = 100e9;
-    t->node.scale_up_latency = 10e-6;
-    t->node.host_bw = 50e9;
-    t->net.nics_per_node = 2;
-    t->net.nic_bw = 25e9;
-    t->net.nic_latency = 0.2e-6;
-    t->net.rail_optimized = 1;
-    t->net.levels = 1;
+    rt_fx_topology(t, "ecmp", 4);
     t->net.radix = 4;
-    t->net.oversubscription = 1;
-    t->net.switch_latency = 0.1e-6;
     t->net.ecmp = ecmp;
-    t->coll.eff_intra = t->coll.eff_inter = 1;
-    t->coll.base_latency = 1e-6;
-    t->nodes = 4;
 }
 
 /* An AlltoAllv over the 8 ranks where only the two pairs (S0 -> D0, S1 -> D1) send X. */
 static rt_graph *two_flows(int s0, int d0, int s1, int d1)
 {
-    int reps[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    double w[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    rt_graph *g = rt_graph_new(8, 8, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){8, 1}, "c", NULL, 0);
-    for (int r = 0; r < 8; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 8);
-        c->recv = rt_graph_peer_bytes(g, 8);
-    }
-    int pairs[2][2] = {{s0, d0}, {s1, d1}};
-    for (int i = 0; i < 2; i++) {
-        rt_op_cost *s = rt_graph_cost(g, op, pairs[i][0]), *d = rt_graph_cost(g, op, pairs[i][1]);
-        s->send[pairs[i][1]] = (uint64_t)X;
-        s->bytes += X;
-        d->recv[pairs[i][0]] = (uint64_t)X;
-        d->recv_bytes += X;
-    }
-    return g;
+    int src[2] = {s0, s1}, dst[2] = {d0, d1};
+    return rt_fx_flows(8, src, dst, 2, X);
 }
 
 /* The collective's time under ENGINE; FLOWS picks the SimGrid flow granularity. */
 static double run(const rt_topology *t, rt_graph *g, const char *engine, rt_sg_flows flows)
 {
-    rt_scenario s;
-    memset(&s, 0, sizeof s);
-    s.name = "ecmp";
-    s.topology = *t;
-    rt_result *r = rt_result_new(g, engine);
-    assert_non_null(r);
-    if (!strcmp(engine, "simgrid")) {
-        rt_simgrid_settings sg;
-        rt_simgrid_settings_default(&sg);
-        sg.flows = flows;
-        assert_int_equal(rt_simgrid_run(&s, g, &sg, r, stderr), 0);
-    } else {
-        assert_int_equal(rt_engine_find(engine)->run(&s, g, r, stderr), 0);
-    }
-    double d = 0;
-    for (int rank = 0; rank < g->world; rank++)
-        d = fmax(d, r->end[rank] - r->start[rank]);
-    rt_result_free(r);
-    rt_graph_free(g);
-    return d;
+    return rt_fx_run(t, g, engine, flows);
 }
 
 /* The hash is a fixed function of its inputs (values from a transcription of the formula in
@@ -158,15 +95,16 @@ static void collision_doubles(void **state)
     for (int m = 0; m < 2; m++) {
         rt_topology t;
         fill_topology(&t, RT_ECMP_BALANCED);
-        assert_near(run(&t, two_flows(0, 6, 2, 4), "simgrid", modes[m]), 2 * X / 50e9, LAT);
+        rt_fx_assert_near(run(&t, two_flows(0, 6, 2, 4), "simgrid", modes[m]), 2 * X / 50e9, LAT);
         fill_topology(&t, RT_ECMP_HASH);
         double hit = run(&t, two_flows(0, 6, 2, 4), "simgrid", modes[m]);
-        assert_near(hit, 2 * X / 25e9, LAT);
-        assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", modes[m]), X / 25e9, LAT);
+        rt_fx_assert_near(hit, 2 * X / 25e9, LAT);
+        rt_fx_assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", modes[m]), X / 25e9, LAT);
     }
     rt_topology t;
     fill_topology(&t, RT_ECMP_HASH);
-    assert_near(run(&t, two_flows(0, 6, 2, 4), "analytic", RT_SG_FLOWS_AUTO), 2 * X / 50e9, LAT);
+    rt_fx_assert_near(run(&t, two_flows(0, 6, 2, 4), "analytic", RT_SG_FLOWS_AUTO), 2 * X / 50e9,
+                      LAT);
 }
 
 /* A failed spine port is removed from the routes: with port 0 of leaf 1 down, 0 -> 6 and
@@ -200,8 +138,8 @@ static void failed_port_reroutes(void **state)
     rt_platform_free(p);
     rt_sg_flows modes[] = {RT_SG_FLOWS_PAIRS, RT_SG_FLOWS_LINKS};
     for (int m = 0; m < 2; m++) {
-        assert_near(run(&t, two_flows(0, 6, 2, 4), "simgrid", modes[m]), 2 * X / 25e9, LAT);
-        assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", modes[m]), 2 * X / 25e9, LAT);
+        rt_fx_assert_near(run(&t, two_flows(0, 6, 2, 4), "simgrid", modes[m]), 2 * X / 25e9, LAT);
+        rt_fx_assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", modes[m]), 2 * X / 25e9, LAT);
     }
     /* Every port of a leaf down is refused. */
     t.faults.f[0].ports_down = 2;
@@ -230,15 +168,15 @@ static void oversubscribed_ports(void **state)
     rt_platform_free(p);
     for (int e = 0; e < 2; e++) {
         t.net.ecmp = e ? RT_ECMP_HASH : RT_ECMP_BALANCED;
-        assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", RT_SG_FLOWS_PAIRS), 2 * X / 25e9,
-                    LAT);
+        rt_fx_assert_near(run(&t, two_flows(0, 4, 2, 6), "simgrid", RT_SG_FLOWS_PAIRS),
+                          2 * X / 25e9, LAT);
     }
     rt_graph *g = two_flows(0, 4, 2, 6);
     rt_graph_cost(g, 0, 2)->send[6] = 0; /* keep 0 -> 4 alone */
     rt_graph_cost(g, 0, 2)->bytes = 0;
     rt_graph_cost(g, 0, 6)->recv[2] = 0;
     rt_graph_cost(g, 0, 6)->recv_bytes = 0;
-    assert_near(run(&t, g, "simgrid", RT_SG_FLOWS_PAIRS), X / 25e9, LAT);
+    rt_fx_assert_near(run(&t, g, "simgrid", RT_SG_FLOWS_PAIRS), X / 25e9, LAT);
     t.net.oversubscription = 1.5;
     assert_null(rt_platform_new(&t, 4, &why));
     assert_non_null(strstr(why, "whole number"));

@@ -42,87 +42,30 @@
 
 #include "engines.h"
 #include "fabric.h"
+#include "sim_fixture.h"
 #include "simgrid.h"
 #include "simgrid_platform.h"
 
 #define X 1e9
 
-static void assert_rel(double got, double want, double rel)
-{
-    if (!(fabs(got - want) <= rel * fabs(want))) {
-        print_error("got %.12g, want %.12g (relative tolerance %.3g)\n", got, want, rel);
-        fail();
-    }
-}
-
 static void fill_topology(rt_topology *t, rt_fabric_family family)
 {
-    memset(t, 0, sizeof *t);
-    t->name = "fabric";
-    t->device.peak_flops[RT_DT_FP32] = 1e12;
-    t->device.hbm_bw = 1e12;
-    t->device.eff_flops = t->device.eff_hbm = 1;
-    t->node.devices = 2;
-    t->node.scale_up = RT_SCALEUP_NVSWITCH;
-    t->node.scale_up_bw = 100e9;
-    t->node.scale_up_latency = 10e-6;
-    t->node.host_bw = 50e9;
-    t->net.nics_per_node = 2;
-    t->net.nic_bw = 25e9;
-    t->net.nic_latency = 0.2e-6;
-    t->net.rail_optimized = 1;
-    t->net.levels = 1;
+    rt_fx_topology(t, "fabric", 4);
     t->net.radix = 4;
-    t->net.oversubscription = 1;
     t->net.switch_latency = 1e-6;
     t->net.family = family;
-    t->coll.eff_intra = t->coll.eff_inter = 1;
-    t->coll.base_latency = 1e-6;
-    t->nodes = 4;
 }
 
 /* An AlltoAllv over the 8 ranks where rank 0 alone sends X to rank 4. */
 static rt_graph *one_flow(void)
 {
-    int reps[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    double w[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    rt_graph *g = rt_graph_new(8, 8, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){8, 1}, "c", NULL, 0);
-    for (int r = 0; r < 8; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 8);
-        c->recv = rt_graph_peer_bytes(g, 8);
-    }
-    rt_graph_cost(g, op, 0)->send[4] = (uint64_t)X;
-    rt_graph_cost(g, op, 0)->bytes = X;
-    rt_graph_cost(g, op, 4)->recv[0] = (uint64_t)X;
-    rt_graph_cost(g, op, 4)->recv_bytes = X;
-    return g;
+    int src = 0, dst = 4;
+    return rt_fx_flows(8, &src, &dst, 1, X);
 }
 
 static double run(const rt_topology *t, rt_graph *g, const char *engine)
 {
-    rt_scenario s;
-    memset(&s, 0, sizeof s);
-    s.name = "fabric";
-    s.topology = *t;
-    rt_result *r = rt_result_new(g, engine);
-    assert_non_null(r);
-    if (!strcmp(engine, "simgrid")) {
-        rt_simgrid_settings sg;
-        rt_simgrid_settings_default(&sg);
-        assert_int_equal(rt_simgrid_run(&s, g, &sg, r, stderr), 0);
-    } else {
-        assert_int_equal(rt_engine_find(engine)->run(&s, g, r, stderr), 0);
-    }
-    double d = 0;
-    for (int rank = 0; rank < g->world; rank++)
-        d = fmax(d, r->end[rank] - r->start[rank]);
-    rt_result_free(r);
-    rt_graph_free(g);
-    return d;
+    return rt_fx_run(t, g, engine, RT_SG_FLOWS_AUTO);
 }
 
 /* One flow, no congestion: each family's hand-computed time, the same in both engines. */
@@ -138,8 +81,8 @@ static void engines_agree_per_family(void **state)
         fill_topology(&t, (rt_fabric_family)f);
         assert_int_equal(rt_topology_check_faults(&t), 0);
         double a = run(&t, one_flow(), "analytic"), s = run(&t, one_flow(), "simgrid");
-        assert_rel(a, want[f], 1e-12);
-        assert_rel(s, a, 1e-9);
+        rt_fx_assert_rel(a, want[f], 1e-12);
+        rt_fx_assert_rel(s, a, 1e-9);
         /* the analytic hop count is the one the platform's latencies add up to */
         const char *why = NULL;
         rt_platform *p = rt_platform_new(&t, 4, &why);
@@ -148,8 +91,8 @@ static void engines_agree_per_family(void **state)
         double lat = 0;
         for (int i = 0; i < n; i++)
             lat += rt_platform_segment_latency(p, segs[i]);
-        assert_rel(lat, 0.2e-6 + rt_fabric_of(&t)->switches(&t, f == RT_FAMILY_FAT_TREE) * 1e-6,
-                   1e-12);
+        rt_fx_assert_rel(
+            lat, 0.2e-6 + rt_fabric_of(&t)->switches(&t, f == RT_FAMILY_FAT_TREE) * 1e-6, 1e-12);
         rt_platform_free(p);
     }
 }
@@ -205,38 +148,6 @@ static void fill_torus(rt_topology *t)
 }
 
 /* An AlltoAllv over 32 ranks where rank SRC[i] sends X to rank DST[i], i < N. */
-static rt_graph *flows32(const int *src, const int *dst, int n)
-{
-    int reps[32];
-    double w[32];
-    for (int r = 0; r < 32; r++)
-        reps[r] = r, w[r] = 1;
-    rt_graph *g = rt_graph_new(32, 32, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){32, 1}, "c", NULL, 0);
-    for (int r = 0; r < 32; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 32);
-        c->recv = rt_graph_peer_bytes(g, 32);
-    }
-    for (int i = 0; i < n; i++) {
-        rt_graph_cost(g, op, src[i])->send[dst[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, src[i])->bytes += X;
-        rt_graph_cost(g, op, dst[i])->recv[src[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, dst[i])->recv_bytes += X;
-    }
-    return g;
-}
-
-static double path_latency(const rt_platform *p, int src, int dst)
-{
-    int segs[RT_PLATFORM_MAX_PATH], n = rt_platform_path(p, src, dst, segs);
-    double lat = 0;
-    for (int i = 0; i < n; i++)
-        lat += rt_platform_segment_latency(p, segs[i]);
-    return lat;
-}
 
 /* One flow: the hand-computed time in both engines; the per-pair hop count in the platform. */
 static void torus_one_flow(void **state)
@@ -248,18 +159,20 @@ static void torus_one_flow(void **state)
     assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 4);
     const int a[] = {0}, b[] = {8};
     double want = X / 25e9 + 0.2e-6 + 4e-6 + 1e-6;
-    assert_rel(run(&t, flows32(a, b, 1), "analytic"), want, 1e-12);
-    assert_rel(run(&t, flows32(a, b, 1), "simgrid"), want, 1e-9);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(32, a, b, 1, X), "analytic"), want, 1e-12);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(32, a, b, 1, X), "simgrid"), want, 1e-9);
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 8, &why);
     assert_non_null(p);
     assert_int_equal(p->leaves, 8);                  /* one router per node */
     assert_int_equal(p->n_links, 32 + 32 + 16 + 32); /* nvlink, nic, torus, pcie */
-    assert_rel(p->bw[rt_fabric_link0(p)], 25e9, 1e-15);
-    assert_rel(path_latency(p, 0, 8), 0.2e-6 + 3e-6, 1e-12);  /* 2 hops +x */
-    assert_rel(path_latency(p, 0, 12), 0.2e-6 + 2e-6, 1e-12); /* 1 hop -x (wraparound) */
-    assert_rel(path_latency(p, 0, 20), 0.2e-6 + 3e-6, 1e-12); /* (1, 1): x then y */
-    assert_rel(path_latency(p, 0, 3), 10e-6, 1e-12); /* inside the node: NVLink, no router */
+    rt_fx_assert_rel(p->bw[rt_fabric_link0(p)], 25e9, 1e-15);
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 8), 0.2e-6 + 3e-6, 1e-12); /* 2 hops +x */
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 12), 0.2e-6 + 2e-6,
+                     1e-12); /* 1 hop -x (wraparound) */
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 20), 0.2e-6 + 3e-6, 1e-12); /* (1, 1): x then y */
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 3), 10e-6,
+                     1e-12); /* inside the node: NVLink, no router */
     rt_platform_free(p);
 }
 
@@ -271,10 +184,10 @@ static void torus_shared_link(void **state)
     fill_torus(&t);
     const int a[] = {0, 4}, b[] = {8, 12}, c[] = {0, 16}, d[] = {8, 24};
     double one = X / 25e9 + 5.2e-6;
-    assert_rel(run(&t, flows32(a, b, 2), "simgrid"), 2 * X / 25e9 + 5.2e-6, 1e-9);
-    assert_rel(run(&t, flows32(c, d, 2), "simgrid"), one, 1e-9);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(32, a, b, 2, X), "simgrid"), 2 * X / 25e9 + 5.2e-6, 1e-9);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(32, c, d, 2, X), "simgrid"), one, 1e-9);
     /* the analytic engine does not see the torus links */
-    assert_rel(run(&t, flows32(a, b, 2), "analytic"), one, 1e-12);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(32, a, b, 2, X), "analytic"), one, 1e-12);
 }
 
 /* Dimension order on the written routes: x first, the shorter way, the + link of coordinate 0 in
@@ -367,7 +280,7 @@ static void torus_3d_route(void **state)
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 12, &why);
     assert_non_null(p);
-    assert_rel(p->bw[rt_fabric_link0(p)], 25e9, 1e-15);
+    rt_fx_assert_rel(p->bw[rt_fabric_link0(p)], 25e9, 1e-15);
     int segs[RT_PLATFORM_MAX_PATH], n = rt_platform_path(p, 0, 66, segs);
     assert_int_equal(n, 5); /* NIC up, 3 hops, NIC down */
     const char *want[] = {"torus-2-0", "torus-2-1", "torus-5-2"};
@@ -380,7 +293,7 @@ static void torus_3d_route(void **state)
         assert_string_equal(name, want[i]);
         assert_int_equal(links[0] % 2, dir[i]);
     }
-    assert_rel(path_latency(p, 0, 66), 0.2e-6 + 4e-6, 1e-12);
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 66), 0.2e-6 + 4e-6, 1e-12);
     rt_platform_free(p);
 }
 
@@ -395,29 +308,6 @@ static void fill_dragonfly(rt_topology *t, int global_links)
 }
 
 /* An AlltoAllv over 12 ranks where rank SRC[i] sends X to rank DST[i], i < N. */
-static rt_graph *flows12(const int *src, const int *dst, int n)
-{
-    int reps[12];
-    double w[12];
-    for (int r = 0; r < 12; r++)
-        reps[r] = r, w[r] = 1;
-    rt_graph *g = rt_graph_new(12, 12, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){12, 1}, "c", NULL, 0);
-    for (int r = 0; r < 12; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 12);
-        c->recv = rt_graph_peer_bytes(g, 12);
-    }
-    for (int i = 0; i < n; i++) {
-        rt_graph_cost(g, op, src[i])->send[dst[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, src[i])->bytes += X;
-        rt_graph_cost(g, op, dst[i])->recv[src[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, dst[i])->recv_bytes += X;
-    }
-    return g;
-}
 
 static void dragonfly_flows(void **state)
 {
@@ -428,22 +318,23 @@ static void dragonfly_flows(void **state)
     assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 4);
     const int a[] = {0}, b[] = {6}, a2[] = {0, 2}, b2[] = {6, 4};
     double one = X / 25e9 + 5.2e-6;
-    assert_rel(run(&t, flows12(a, b, 1), "analytic"), one, 1e-12);
-    assert_rel(run(&t, flows12(a, b, 1), "simgrid"), one, 1e-9);
-    assert_rel(run(&t, flows12(a2, b2, 2), "simgrid"), 2 * X / 25e9 + 5.2e-6, 1e-9);
-    assert_rel(run(&t, flows12(a2, b2, 2), "analytic"), one, 1e-12);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(12, a, b, 1, X), "analytic"), one, 1e-12);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(12, a, b, 1, X), "simgrid"), one, 1e-9);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(12, a2, b2, 2, X), "simgrid"), 2 * X / 25e9 + 5.2e-6,
+                     1e-9);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(12, a2, b2, 2, X), "analytic"), one, 1e-12);
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 6, &why);
     assert_non_null(p);
     assert_int_equal(p->leaves, 6);
     assert_int_equal(p->n_up_links, 3 + 3); /* a local link per group, a global per pair */
-    assert_rel(path_latency(p, 2, 6), 0.2e-6 + 4e-6, 1e-12);
-    assert_rel(path_latency(p, 0, 4), 0.2e-6 + 2e-6, 1e-12); /* router 0 to router 0 */
+    rt_fx_assert_rel(rt_fx_path_latency(p, 2, 6), 0.2e-6 + 4e-6, 1e-12);
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 4), 0.2e-6 + 2e-6, 1e-12); /* router 0 to router 0 */
     rt_platform_free(p);
     fill_dragonfly(&t, 2);
     assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 3);
-    assert_rel(run(&t, flows12(a2, b2, 2), "simgrid"), X / 25e9 + 4.2e-6, 1e-9);
-    assert_rel(run(&t, flows12(a2, b2, 2), "analytic"), X / 25e9 + 4.2e-6, 1e-12);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(12, a2, b2, 2, X), "simgrid"), X / 25e9 + 4.2e-6, 1e-9);
+    rt_fx_assert_rel(run(&t, rt_fx_flows(12, a2, b2, 2, X), "analytic"), X / 25e9 + 4.2e-6, 1e-12);
 }
 
 /* Minimal routing on the written routes, link bandwidths, and the refusals. */
@@ -481,8 +372,8 @@ static void dragonfly_routes(void **state)
     fill_dragonfly(&t, 5);
     p = rt_platform_new(&t, 6, &why);
     assert_non_null(p);
-    assert_rel(p->bw[rt_fabric_link0(p) + 3], 3 * 25e9, 1e-15); /* global-0-1-0 */
-    assert_rel(p->bw[rt_fabric_link0(p) + 4], 2 * 25e9, 1e-15); /* global-0-1-1 */
+    rt_fx_assert_rel(p->bw[rt_fabric_link0(p) + 3], 3 * 25e9, 1e-15); /* global-0-1-0 */
+    rt_fx_assert_rel(p->bw[rt_fabric_link0(p) + 4], 2 * 25e9, 1e-15); /* global-0-1-1 */
     rt_platform_free(p);
     t.nodes = 7; /* not a multiple of 3 x 2 routers */
     assert_int_equal(rt_topology_check_faults(&t), -1);

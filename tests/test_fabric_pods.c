@@ -35,106 +35,33 @@
 #include "collective_terms.h"
 #include "engines.h"
 #include "fabric.h"
+#include "sim_fixture.h"
 #include "simgrid.h"
 #include "simgrid_platform.h"
 
 #define X 1e9
 #define WORLD 16
 
-#define assert_rel(g, w, r) assert_rel_at(g, w, r, __LINE__)
-static void assert_rel_at(double got, double want, double rel, int line)
-{
-    if (!(fabs(got - want) <= rel * fabs(want))) {
-        print_error("line %d: got %.12g, want %.12g (relative tolerance %.3g)\n", line, got, want,
-                    rel);
-        fail();
-    }
-}
-
 static void fill_pods(rt_topology *t, int pod_leaves, double core_os)
 {
-    memset(t, 0, sizeof *t);
-    t->name = "pods";
-    t->device.peak_flops[RT_DT_FP32] = 1e12;
-    t->device.hbm_bw = 1e12;
-    t->device.eff_flops = t->device.eff_hbm = 1;
-    t->node.devices = 2;
-    t->node.scale_up = RT_SCALEUP_NVSWITCH;
-    t->node.scale_up_bw = 100e9;
-    t->node.scale_up_latency = 10e-6;
-    t->node.host_bw = 50e9;
-    t->net.nics_per_node = 2;
-    t->net.nic_bw = 25e9;
-    t->net.nic_latency = 0.2e-6;
-    t->net.rail_optimized = 1;
+    rt_fx_topology(t, "pods", 8);
     t->net.levels = 2;
     t->net.radix = 4;
-    t->net.oversubscription = 1;
     t->net.switch_latency = 1e-6;
     t->net.family = RT_FAMILY_FAT_TREE;
     t->net.pod_leaves = pod_leaves;
     t->net.core_oversubscription = core_os;
-    t->coll.eff_intra = t->coll.eff_inter = 1;
-    t->coll.base_latency = 1e-6;
-    t->nodes = 8;
 }
 
 /* An AlltoAllv over the 16 ranks where rank SRC[i] sends X to rank DST[i], i < N. */
 static rt_graph *flows(const int *src, const int *dst, int n)
 {
-    int reps[WORLD];
-    double w[WORLD];
-    for (int r = 0; r < WORLD; r++)
-        reps[r] = r, w[r] = 1;
-    rt_graph *g = rt_graph_new(WORLD, WORLD, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){WORLD, 1}, "c", NULL, 0);
-    for (int r = 0; r < WORLD; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, WORLD);
-        c->recv = rt_graph_peer_bytes(g, WORLD);
-    }
-    for (int i = 0; i < n; i++) {
-        rt_graph_cost(g, op, src[i])->send[dst[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, src[i])->bytes += X;
-        rt_graph_cost(g, op, dst[i])->recv[src[i]] = (uint64_t)X;
-        rt_graph_cost(g, op, dst[i])->recv_bytes += X;
-    }
-    return g;
+    return rt_fx_flows(WORLD, src, dst, n, X);
 }
 
 static double run(const rt_topology *t, rt_graph *g, const char *engine, rt_sg_flows mode)
 {
-    rt_scenario s;
-    memset(&s, 0, sizeof s);
-    s.name = "pods";
-    s.topology = *t;
-    rt_result *r = rt_result_new(g, engine);
-    assert_non_null(r);
-    if (!strcmp(engine, "simgrid")) {
-        rt_simgrid_settings sg;
-        rt_simgrid_settings_default(&sg);
-        sg.flows = mode;
-        assert_int_equal(rt_simgrid_run(&s, g, &sg, r, stderr), 0);
-    } else {
-        assert_int_equal(rt_engine_find(engine)->run(&s, g, r, stderr), 0);
-    }
-    double d = 0;
-    for (int rank = 0; rank < g->world; rank++)
-        d = fmax(d, r->end[rank] - r->start[rank]);
-    rt_result_free(r);
-    rt_graph_free(g);
-    return d;
-}
-
-static double path_latency(const rt_platform *p, int src, int dst)
-{
-    int segs[RT_PLATFORM_MAX_PATH], n = rt_platform_path(p, src, dst, segs);
-    double lat = 0;
-    for (int i = 0; i < n; i++)
-        lat += rt_platform_segment_latency(p, segs[i]);
-    return lat;
+    return rt_fx_run(t, g, engine, mode);
 }
 
 /* One flow in a pod and one across pods: the hand-computed times in both engines, the switch
@@ -147,17 +74,19 @@ static void one_flow_in_and_across_pods(void **state)
     assert_int_equal(rt_topology_check_faults(&t), 0);
     const int a[] = {0}, in[] = {4}, across[] = {8};
     double want_in = X / 25e9 + 0.2e-6 + 3e-6 + 1e-6, want_across = X / 25e9 + 0.2e-6 + 5e-6 + 1e-6;
-    assert_rel(run(&t, flows(a, in, 1), "analytic", RT_SG_FLOWS_AUTO), want_in, 1e-12);
-    assert_rel(run(&t, flows(a, across, 1), "analytic", RT_SG_FLOWS_AUTO), want_across, 1e-12);
-    assert_rel(run(&t, flows(a, in, 1), "simgrid", RT_SG_FLOWS_PAIRS), want_in, 1e-9);
-    assert_rel(run(&t, flows(a, across, 1), "simgrid", RT_SG_FLOWS_PAIRS), want_across, 1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, in, 1), "analytic", RT_SG_FLOWS_AUTO), want_in, 1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, across, 1), "analytic", RT_SG_FLOWS_AUTO), want_across,
+                     1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, in, 1), "simgrid", RT_SG_FLOWS_PAIRS), want_in, 1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, across, 1), "simgrid", RT_SG_FLOWS_PAIRS), want_across, 1e-9);
     /* links mode runs each segment as its own flow: the round pays the largest segment latency
      * (the two uplinks', 2 us, or a leaf-core segment's, 2 us) while the NIC segments set its
      * end, so X / 25e9 + 0.6 us, then the analytic latency beyond 2 us: 1.4 us less than pairs
      * (the engine's aggregation, experiments/validation/aggregation.md) */
-    assert_rel(run(&t, flows(a, in, 1), "simgrid", RT_SG_FLOWS_LINKS), want_in - 1.4e-6, 1e-9);
-    assert_rel(run(&t, flows(a, across, 1), "simgrid", RT_SG_FLOWS_LINKS), want_across - 1.4e-6,
-               1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, in, 1), "simgrid", RT_SG_FLOWS_LINKS), want_in - 1.4e-6,
+                     1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, across, 1), "simgrid", RT_SG_FLOWS_LINKS),
+                     want_across - 1.4e-6, 1e-9);
     assert_int_equal(rt_fabric_of(&t)->switches(&t, 0), 1);
     assert_int_equal(rt_fabric_of(&t)->switches(&t, 1), 3);
     assert_int_equal(rt_fabric_of(&t)->switches(&t, 2), 5);
@@ -165,20 +94,21 @@ static void one_flow_in_and_across_pods(void **state)
     rt_platform *p = rt_platform_new(&t, 8, &why);
     assert_non_null(p);
     assert_int_equal(p->pods, 2);
-    assert_rel(path_latency(p, 0, 2), 0.2e-6 + 1e-6, 1e-12); /* one leaf */
-    assert_rel(path_latency(p, 0, 4), 0.2e-6 + 3e-6, 1e-12);
-    assert_rel(path_latency(p, 0, 8), 0.2e-6 + 5e-6, 1e-12);
-    assert_rel(path_latency(p, 0, 15), 10e-6 + 0.2e-6 + 5e-6, 1e-12); /* PXN hop, then pod 1 */
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 2), 0.2e-6 + 1e-6, 1e-12); /* one leaf */
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 4), 0.2e-6 + 3e-6, 1e-12);
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 8), 0.2e-6 + 5e-6, 1e-12);
+    rt_fx_assert_rel(rt_fx_path_latency(p, 0, 15), 10e-6 + 0.2e-6 + 5e-6,
+                     1e-12); /* PXN hop, then pod 1 */
     rt_platform_free(p);
     /* core_oversubscription leaves a flow inside a pod alone in both engines; across pods the
      * analytic engine charges the device's share of the pod uplink, a lone SimGrid flow does
      * not meet it (header) */
     fill_pods(&t, 2, 2);
-    assert_rel(run(&t, flows(a, in, 1), "analytic", RT_SG_FLOWS_AUTO), want_in, 1e-12);
-    assert_rel(run(&t, flows(a, in, 1), "simgrid", RT_SG_FLOWS_AUTO), want_in, 1e-9);
-    assert_rel(run(&t, flows(a, across, 1), "analytic", RT_SG_FLOWS_AUTO), want_across + X / 25e9,
-               1e-12);
-    assert_rel(run(&t, flows(a, across, 1), "simgrid", RT_SG_FLOWS_AUTO), want_across, 1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, in, 1), "analytic", RT_SG_FLOWS_AUTO), want_in, 1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, in, 1), "simgrid", RT_SG_FLOWS_AUTO), want_in, 1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, across, 1), "analytic", RT_SG_FLOWS_AUTO),
+                     want_across + X / 25e9, 1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, across, 1), "simgrid", RT_SG_FLOWS_AUTO), want_across, 1e-9);
 }
 
 /* Two flows across pods on one pod uplink under core_oversubscription 2 share it; on two pods'
@@ -192,14 +122,14 @@ static void pod_uplink_shared(void **state)
     const int a[] = {0, 2}, b[] = {8, 10}, c[] = {0, 4}, d[] = {8, 12};
     double one = X / 25e9 + 6.2e-6, two = 2 * X / 25e9 + 6.2e-6;
     for (int m = RT_SG_FLOWS_PAIRS; m <= RT_SG_FLOWS_LINKS; m++) {
-        assert_rel(run(&t, flows(a, b, 2), "simgrid", (rt_sg_flows)m), two, 1e-9);
-        assert_rel(run(&t, flows(c, d, 2), "simgrid", (rt_sg_flows)m), one, 1e-9);
+        rt_fx_assert_rel(run(&t, flows(a, b, 2), "simgrid", (rt_sg_flows)m), two, 1e-9);
+        rt_fx_assert_rel(run(&t, flows(c, d, 2), "simgrid", (rt_sg_flows)m), one, 1e-9);
     }
-    assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), two, 1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), two, 1e-12);
     /* core_oversubscription 1: the 50e9 B/s pod uplink carries both at NIC speed */
     t.net.core_oversubscription = 1;
-    assert_rel(run(&t, flows(a, b, 2), "simgrid", RT_SG_FLOWS_AUTO), one, 1e-9);
-    assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), one, 1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, b, 2), "simgrid", RT_SG_FLOWS_AUTO), one, 1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), one, 1e-12);
 }
 
 /* A leaf uplink fault under pods: pod_leaves 1, core_oversubscription 2, uplink-0-0 at half
@@ -218,8 +148,8 @@ static void leaf_fault_under_pods(void **state)
     assert_int_equal(rt_topology_check_faults(&t), 0);
     const int a[] = {0, 2}, b[] = {8, 10};
     double two = 2 * X / 25e9 + 6.2e-6;
-    assert_rel(run(&t, flows(a, b, 2), "simgrid", RT_SG_FLOWS_PAIRS), two, 1e-9);
-    assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), two, 1e-12);
+    rt_fx_assert_rel(run(&t, flows(a, b, 2), "simgrid", RT_SG_FLOWS_PAIRS), two, 1e-9);
+    rt_fx_assert_rel(run(&t, flows(a, b, 2), "analytic", RT_SG_FLOWS_AUTO), two, 1e-12);
 }
 
 /* The analytic group shape: the share of a ring's node-to-node hops that leave the pod, the
@@ -234,24 +164,24 @@ static void analytic_shape(void **state)
     assert_int_equal(sh.nodes, 8);
     assert_int_equal(sh.leaves, 4);
     assert_int_equal(sh.pods, 2);
-    assert_rel(sh.leaf_cross, 0.5, 1e-15);
-    assert_rel(sh.pod_cross, 0.25, 1e-15);
+    rt_fx_assert_rel(sh.leaf_cross, 0.5, 1e-15);
+    rt_fx_assert_rel(sh.pod_cross, 0.25, 1e-15);
     /* B_net = 25e9 / max(1, 0.5 x 1, 0.25 x 1 x core_oversubscription) */
-    assert_rel(rt_coll_bw_net(&t, &sh), 25e9, 1e-15);
+    rt_fx_assert_rel(rt_coll_bw_net(&t, &sh), 25e9, 1e-15);
     t.net.core_oversubscription = 8;
-    assert_rel(rt_coll_bw_net(&t, &sh), 12.5e9, 1e-15);
-    assert_rel(rt_coll_lat_net(&t, rt_coll_farthest(&sh)), 0.2e-6 + 5e-6, 1e-12);
+    rt_fx_assert_rel(rt_coll_bw_net(&t, &sh), 12.5e9, 1e-15);
+    rt_fx_assert_rel(rt_coll_lat_net(&t, rt_coll_farthest(&sh)), 0.2e-6 + 5e-6, 1e-12);
     rt_coll_shape_of(&t, (rt_group){8, 1}, 0, &sh); /* ranks 0-7: nodes 0-3, pod 0 */
     assert_int_equal(sh.pods, 1);
-    assert_rel(sh.pod_cross, 0, 0);
-    assert_rel(rt_coll_bw_net(&t, &sh), 25e9, 1e-15);
-    assert_rel(rt_coll_lat_net(&t, rt_coll_farthest(&sh)), 0.2e-6 + 3e-6, 1e-12);
+    rt_fx_assert_rel(sh.pod_cross, 0, 0);
+    rt_fx_assert_rel(rt_coll_bw_net(&t, &sh), 25e9, 1e-15);
+    rt_fx_assert_rel(rt_coll_lat_net(&t, rt_coll_farthest(&sh)), 0.2e-6 + 3e-6, 1e-12);
     /* two tiers: no pods, levels 2 crossing leaves is 2 x 2 + 1 = 5 switches */
     fill_pods(&t, 0, 1);
     rt_coll_shape_of(&t, (rt_group){WORLD, 1}, 0, &sh);
     assert_int_equal(sh.pods, 1);
-    assert_rel(sh.pod_cross, 0, 0);
-    assert_rel(rt_coll_lat_net(&t, rt_coll_farthest(&sh)), 0.2e-6 + 5e-6, 1e-12);
+    rt_fx_assert_rel(sh.pod_cross, 0, 0);
+    rt_fx_assert_rel(rt_coll_lat_net(&t, rt_coll_farthest(&sh)), 0.2e-6 + 5e-6, 1e-12);
 }
 
 /* The XML: core hosts, pod uplinks with their bandwidth, a route across pods over them, leaf

@@ -19,43 +19,16 @@
 #include <cmocka.h>
 
 #include "engines.h"
+#include "sim_fixture.h"
 #include "simgrid.h"
 #include "simgrid_platform.h"
 
 #define X 1e9
 #define LAT 100e-6 /* latencies stay below this; the transfers are tens of ms */
 
-static void assert_near(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
-        fail();
-    }
-}
-
 static void fill_topology(rt_topology *t)
 {
-    memset(t, 0, sizeof *t);
-    t->name = "faults";
-    t->device.peak_flops[RT_DT_FP32] = 1e12;
-    t->device.hbm_bw = 1e12;
-    t->device.eff_flops = t->device.eff_hbm = 1;
-    t->node.devices = 2;
-    t->node.scale_up = RT_SCALEUP_NVSWITCH;
-    t->node.scale_up_bw = 100e9;
-    t->node.scale_up_latency = 10e-6;
-    t->node.host_bw = 50e9;
-    t->net.nics_per_node = 2;
-    t->net.nic_bw = 25e9;
-    t->net.nic_latency = 0.2e-6;
-    t->net.rail_optimized = 1;
-    t->net.levels = 1;
-    t->net.radix = 64;
-    t->net.oversubscription = 1;
-    t->net.switch_latency = 0.1e-6;
-    t->coll.eff_intra = t->coll.eff_inter = 1;
-    t->coll.base_latency = 1e-6;
-    t->nodes = 2;
+    rt_fx_topology(t, "faults", 2);
 }
 
 static void add_fault(rt_topology *t, rt_fault_link link, int a, int b, double bw, double bg)
@@ -67,23 +40,11 @@ static void add_fault(rt_topology *t, rt_fault_link link, int a, int b, double b
 /* A direct AlltoAllv over the 4 ranks, BYTES[s][d] from s to d. */
 static rt_graph *alltoallv(double bytes[4][4])
 {
-    int reps[4] = {0, 1, 2, 3};
-    double w[4] = {1, 1, 1, 1};
-    rt_graph *g = rt_graph_new(4, 4, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){4, 1}, "c", NULL, 0);
-    for (int r = 0; r < 4; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 4);
-        c->recv = rt_graph_peer_bytes(g, 4);
-        for (int k = 0; k < 4; k++) {
-            c->send[k] = (uint64_t)bytes[r][k];
-            c->recv[k] = (uint64_t)bytes[k][r];
-            c->bytes += bytes[r][k];
-            c->recv_bytes += bytes[k][r];
-        }
-    }
+    int op;
+    rt_graph *g = rt_fx_alltoallv(4, &op);
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 4; k++)
+            if (bytes[r][k] > 0) rt_fx_send(g, op, r, k, bytes[r][k]);
     return g;
 }
 
@@ -106,50 +67,17 @@ static rt_graph *one_flow(void)
 /* An AlltoAllv over the 8 ranks of 4 nodes: X from 0 to 4 and from 2 to 6. */
 static rt_graph *cross_leaf(void)
 {
-    int reps[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    double w[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    rt_graph *g = rt_graph_new(8, 8, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){8, 1}, "c", NULL, 0);
-    for (int r = 0; r < 8; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 8);
-        c->recv = rt_graph_peer_bytes(g, 8);
-    }
-    int pairs[2][2] = {{0, 4}, {2, 6}};
-    for (int i = 0; i < 2; i++) {
-        rt_op_cost *s = rt_graph_cost(g, op, pairs[i][0]), *d = rt_graph_cost(g, op, pairs[i][1]);
-        s->send[pairs[i][1]] = (uint64_t)X;
-        s->bytes += X;
-        d->recv[pairs[i][0]] = (uint64_t)X;
-        d->recv_bytes += X;
-    }
+    int op;
+    rt_graph *g = rt_fx_alltoallv(8, &op);
+    rt_fx_send(g, op, 0, 4, X);
+    rt_fx_send(g, op, 2, 6, X);
     return g;
 }
 
 /* The collective's time (the group's end; every member ends together) under ENGINE. */
 static double run(const rt_topology *t, rt_graph *g, const char *engine)
 {
-    rt_scenario s;
-    memset(&s, 0, sizeof s);
-    s.name = "faults";
-    s.topology = *t;
-    rt_result *r = rt_result_new(g, engine);
-    assert_non_null(r);
-    if (!strcmp(engine, "simgrid")) {
-        rt_simgrid_settings sg;
-        rt_simgrid_settings_default(&sg);
-        assert_int_equal(rt_simgrid_run(&s, g, &sg, r, stderr), 0);
-    } else {
-        assert_int_equal(rt_engine_find(engine)->run(&s, g, r, stderr), 0);
-    }
-    double d = 0;
-    for (int rank = 0; rank < g->world; rank++)
-        d = fmax(d, r->end[rank] - r->start[rank]);
-    rt_result_free(r);
-    rt_graph_free(g);
-    return d;
+    return rt_fx_run(t, g, engine, RT_SG_FLOWS_AUTO);
 }
 
 /* One half-speed NIC (nic-1-1, serving rank 3) makes the AlltoAll wait for its 2X at
@@ -163,10 +91,10 @@ static void half_speed_nic(void **state)
     for (int e = 0; e < 2; e++) {
         fill_topology(&t);
         double healthy = run(&t, even(), engines[e]);
-        assert_near(healthy, 2 * X / 25e9, LAT);
+        rt_fx_assert_near(healthy, 2 * X / 25e9, LAT);
         add_fault(&t, RT_FAULT_NIC, 1, 1, 0.5, 0);
         double slow = run(&t, even(), engines[e]);
-        assert_near(slow, 2 * X / 12.5e9, LAT);
+        rt_fx_assert_near(slow, 2 * X / 12.5e9, LAT);
     }
 }
 
@@ -180,11 +108,11 @@ static void background_share(void **state)
         rt_topology t;
         fill_topology(&t);
         double healthy = run(&t, one_flow(), engines[e]);
-        assert_near(healthy, X / 25e9, LAT);
+        rt_fx_assert_near(healthy, X / 25e9, LAT);
         add_fault(&t, RT_FAULT_NIC, 1, 0, 1, 0.3);
-        assert_near(run(&t, one_flow(), engines[e]), X / (25e9 * 0.7), LAT);
+        rt_fx_assert_near(run(&t, one_flow(), engines[e]), X / (25e9 * 0.7), LAT);
         t.faults.f[0].bandwidth = 0.5;
-        assert_near(run(&t, one_flow(), engines[e]), X / (25e9 * 0.35), LAT);
+        rt_fx_assert_near(run(&t, one_flow(), engines[e]), X / (25e9 * 0.35), LAT);
     }
 }
 
@@ -200,7 +128,7 @@ static void fault_off_the_path(void **state)
         double d = run(&t, one_flow(), engines[e]);
         /* The analytic engine slows a group by its slowest member NIC: ranks 1 and 3 are
          * members, so it is pessimistic here; SimGrid is exact. */
-        assert_near(d, e == 0 ? X / 12.5e9 : X / 25e9, LAT);
+        rt_fx_assert_near(d, e == 0 ? X / 12.5e9 : X / 25e9, LAT);
     }
 }
 
@@ -219,7 +147,7 @@ static void incast_on_the_receiver(void **state)
     for (int e = 0; e < 2; e++) {
         rt_topology t;
         fill_topology(&t);
-        assert_near(run(&t, alltoallv(bytes), engines[e]), 2 * X / 25e9, LAT);
+        rt_fx_assert_near(run(&t, alltoallv(bytes), engines[e]), 2 * X / 25e9, LAT);
     }
 }
 
@@ -254,7 +182,7 @@ static void eight_gpu_nodes(void **state)
                     c->send[k] = c->recv[k] = k == r ? 0 : (uint64_t)(X / 8);
                 c->bytes = c->recv_bytes = 15 * X / 8;
             }
-            assert_near(run(&t, g, engines[e]), faulted ? X / 12.5e9 : X / 25e9, LAT);
+            rt_fx_assert_near(run(&t, g, engines[e]), faulted ? X / 12.5e9 : X / 25e9, LAT);
         }
     }
 }
@@ -273,10 +201,10 @@ static void uplink_port_down(void **state)
         t.nodes = 4;
         t.net.radix = 4;
         double healthy = run(&t, cross_leaf(), engines[e]);
-        assert_near(healthy, 2 * X / 50e9, LAT);
+        rt_fx_assert_near(healthy, 2 * X / 50e9, LAT);
         add_fault(&t, RT_FAULT_UPLINK, 0, 0, 1, 0);
         t.faults.f[0].ports_down = 1;
-        assert_near(run(&t, cross_leaf(), engines[e]), 2 * X / 25e9, LAT);
+        rt_fx_assert_near(run(&t, cross_leaf(), engines[e]), 2 * X / 25e9, LAT);
     }
 }
 

@@ -20,6 +20,7 @@
 
 #include "engines.h"
 #include "pipeline.h"
+#include "sim_fixture.h"
 #include "simgrid.h"
 
 #define A 1e9
@@ -27,37 +28,9 @@
 #define A_UP 10e-6
 #define BASE 1e-6
 
-static void assert_rel(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol * fabs(want))) {
-        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
-        fail();
-    }
-}
-
 static void fill_topology(rt_topology *t)
 {
-    memset(t, 0, sizeof *t);
-    t->name = "concurrency";
-    t->device.peak_flops[RT_DT_FP32] = 1e12;
-    t->device.hbm_bw = 1e12;
-    t->device.eff_flops = t->device.eff_hbm = 1;
-    t->node.devices = 2;
-    t->node.scale_up = RT_SCALEUP_NVSWITCH;
-    t->node.scale_up_bw = BW;
-    t->node.scale_up_latency = A_UP;
-    t->node.host_bw = 50e9;
-    t->net.nics_per_node = 2;
-    t->net.nic_bw = 25e9;
-    t->net.nic_latency = 0.2e-6;
-    t->net.rail_optimized = 1;
-    t->net.levels = 1;
-    t->net.radix = 64;
-    t->net.oversubscription = 1;
-    t->net.switch_latency = 0.1e-6;
-    t->coll.eff_intra = t->coll.eff_inter = 1;
-    t->coll.base_latency = BASE;
-    t->nodes = 2;
+    rt_fx_topology(t, "concurrency", 2);
 }
 
 /* An AlltoAllv on STREAM in which ranks 0 and 1 send each other BYTES. */
@@ -113,14 +86,14 @@ static void streams_share_links(void **state)
     (void)state;
     double a, b;
     two_exchanges("simgrid", RT_STREAM_COMM, &a, &b);
-    assert_rel(a, A_UP + A / BW + BASE, 1e-6);
-    assert_rel(b, 2 * (A_UP + BASE) + 4 * A / BW, 1e-6);
+    rt_fx_assert_rel(a, A_UP + A / BW + BASE, 1e-6);
+    rt_fx_assert_rel(b, 2 * (A_UP + BASE) + 4 * A / BW, 1e-6);
     two_exchanges("simgrid", RT_STREAM_SYNC_COMM, &a, &b);
-    assert_rel(a, A_UP + 2 * A / BW + BASE, 1e-6);
-    assert_rel(b, A_UP + 4 * A / BW + BASE, 1e-6);
+    rt_fx_assert_rel(a, A_UP + 2 * A / BW + BASE, 1e-6);
+    rt_fx_assert_rel(b, A_UP + 4 * A / BW + BASE, 1e-6);
     two_exchanges("analytic", RT_STREAM_SYNC_COMM, &a, &b);
-    assert_rel(a, A_UP + A / BW + BASE, 1e-6);
-    assert_rel(b, A_UP + 3 * A / BW + BASE, 1e-6);
+    rt_fx_assert_rel(a, A_UP + A / BW + BASE, 1e-6);
+    rt_fx_assert_rel(b, A_UP + 3 * A / BW + BASE, 1e-6);
 }
 
 /* The phase's summed op time on the slowest rank (rt_result_finish). */
@@ -172,13 +145,13 @@ static void overlap_allreduce_meets_alltoall(void **state)
     (void)state;
     double it[2], ar[2], a2a[2];
     dlrm_overlap("pipeline", it, ar, a2a);
-    assert_rel(it[0], 1.0071033616e-3, 1e-6);
-    assert_rel(it[1], 1.0314244283e-3, 1e-6);
+    rt_fx_assert_rel(it[0], 1.0071033616e-3, 1e-6);
+    rt_fx_assert_rel(it[1], 1.0314244283e-3, 1e-6);
     assert_true(ar[1] > 2.5 * ar[0]);
     assert_true(a2a[1] > a2a[0]);
     dlrm_overlap("semi_async", it, ar, a2a);
-    assert_rel(it[0], 0.89205911733e-3, 1e-6);
-    assert_rel(it[1], 0.91538018400e-3, 1e-6);
+    rt_fx_assert_rel(it[0], 0.89205911733e-3, 1e-6);
+    rt_fx_assert_rel(it[1], 0.91538018400e-3, 1e-6);
     assert_true(ar[1] > 2.5 * ar[0]);
     assert_true(a2a[1] > a2a[0]);
 }

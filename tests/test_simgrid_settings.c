@@ -19,65 +19,26 @@
 
 #include <cmocka.h>
 
+#include "sim_fixture.h"
 #include "simgrid.h"
 
 #define X 1e9 /* bytes per flow: transfers of 10-80 ms dwarf the microsecond latencies */
 #define A_UP 10e-6
 #define BASE 1e-6
 
-static void assert_rel(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol * fabs(want))) {
-        print_error("got %.9g, want %.9g (tolerance %.3g)\n", got, want, tol);
-        fail();
-    }
-}
-
 static void fill_topology(rt_topology *t)
 {
-    memset(t, 0, sizeof *t);
-    t->name = "settings";
-    t->device.peak_flops[RT_DT_FP32] = 1e12;
-    t->device.hbm_bw = 1e12;
-    t->device.eff_flops = t->device.eff_hbm = 1;
-    t->node.devices = 2;
-    t->node.scale_up = RT_SCALEUP_NVSWITCH;
-    t->node.scale_up_bw = 100e9;
-    t->node.scale_up_latency = A_UP;
-    t->node.host_bw = 50e9;
-    t->net.nics_per_node = 2;
-    t->net.nic_bw = 25e9;
-    t->net.nic_latency = 0.2e-6;
-    t->net.rail_optimized = 1;
-    t->net.levels = 1;
-    t->net.radix = 64;
-    t->net.oversubscription = 1;
-    t->net.switch_latency = 0.1e-6;
-    t->coll.eff_intra = t->coll.eff_inter = 1;
-    t->coll.base_latency = BASE;
-    t->nodes = 2;
+    rt_fx_topology(t, "settings", 2);
 }
 
 /* One direct AlltoAllv over the 4 ranks: BYTES[s][d] from rank s to rank d. */
 static rt_graph *alltoallv(double bytes[4][4])
 {
-    int reps[4] = {0, 1, 2, 3};
-    double w[4] = {1, 1, 1, 1};
-    rt_graph *g = rt_graph_new(4, 4, reps, w);
-    assert_non_null(g);
-    int op = rt_graph_add_collective(g, "c", RT_STREAM_COMM, RT_COLL_ALLTOALLV, RT_ALGO_AUTO,
-                                     (rt_group){4, 1}, "c", NULL, 0);
-    for (int r = 0; r < 4; r++) {
-        rt_op_cost *c = rt_graph_cost(g, op, r);
-        c->send = rt_graph_peer_bytes(g, 4);
-        c->recv = rt_graph_peer_bytes(g, 4);
-        for (int k = 0; k < 4; k++) {
-            c->send[k] = (uint64_t)bytes[r][k];
-            c->recv[k] = (uint64_t)bytes[k][r];
-            c->bytes += bytes[r][k];
-            c->recv_bytes += bytes[k][r];
-        }
-    }
+    int op;
+    rt_graph *g = rt_fx_alltoallv(4, &op);
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 4; k++)
+            if (bytes[r][k] > 0) rt_fx_send(g, op, r, k, bytes[r][k]);
     return g;
 }
 
@@ -151,10 +112,10 @@ static void model(void **state)
     rt_simgrid_settings sg;
     defaults(&sg);
     double cm02 = run(&sg, intra_exchange(), NULL);
-    assert_rel(cm02, A_UP + X / 100e9 + BASE, 1e-6);
+    rt_fx_assert_rel(cm02, A_UP + X / 100e9 + BASE, 1e-6);
     sg.model = RT_SG_LV08;
     double lv08 = run(&sg, intra_exchange(), NULL);
-    assert_rel(lv08 - cm02, 12.01 * A_UP, 1e-4);
+    rt_fx_assert_rel(lv08 - cm02, 12.01 * A_UP, 1e-4);
 }
 
 /* A window of 64 KiB caps each flow at 65536 / (2 x 10 us) = 3.2768e9 B/s. */
@@ -164,7 +125,8 @@ static void tcp_gamma(void **state)
     rt_simgrid_settings sg;
     defaults(&sg);
     sg.tcp_gamma = 65536;
-    assert_rel(run(&sg, intra_exchange(), NULL), A_UP + X / (65536 / (2 * A_UP)) + BASE, 1e-6);
+    rt_fx_assert_rel(run(&sg, intra_exchange(), NULL), A_UP + X / (65536 / (2 * A_UP)) + BASE,
+                     1e-6);
 }
 
 /* Each link direction carries one flow at rate x and 5 % of the reverse flow's: 1.05 x =
@@ -175,7 +137,7 @@ static void crosstraffic(void **state)
     rt_simgrid_settings sg;
     defaults(&sg);
     sg.crosstraffic = 1;
-    assert_rel(run(&sg, intra_exchange(), NULL), A_UP + 1.05 * X / 100e9 + BASE, 1e-6);
+    rt_fx_assert_rel(run(&sg, intra_exchange(), NULL), A_UP + 1.05 * X / 100e9 + BASE, 1e-6);
 }
 
 static void bandwidth_factor(void **state)
@@ -184,7 +146,7 @@ static void bandwidth_factor(void **state)
     rt_simgrid_settings sg;
     defaults(&sg);
     sg.bandwidth_factor = 0.5;
-    assert_rel(run(&sg, intra_exchange(), NULL), A_UP + X / 50e9 + BASE, 1e-6);
+    rt_fx_assert_rel(run(&sg, intra_exchange(), NULL), A_UP + X / 50e9 + BASE, 1e-6);
 }
 
 /* The shared port. weight_s 0: weights 1/10 us and 1/10.3 us split NVLink about evenly, the
@@ -200,17 +162,17 @@ static void weight_s_flows_and_pair_max_ranks(void **state)
     rt_simgrid_settings sg;
     defaults(&sg);
     double even = run(&sg, shared_port(), NULL);
-    assert_rel(even, X / 25e9, 1e-3);
+    rt_fx_assert_rel(even, X / 25e9, 1e-3);
     sg.weight_s = 1e12;
     double weighted = run(&sg, shared_port(), NULL);
-    assert_rel(weighted, 1.1 * X / 25e9, 1e-3);
+    rt_fx_assert_rel(weighted, 1.1 * X / 25e9, 1e-3);
     sg.flows = RT_SG_FLOWS_LINKS;
-    assert_rel(run(&sg, shared_port(), NULL), X / 25e9, 1e-3);
+    rt_fx_assert_rel(run(&sg, shared_port(), NULL), X / 25e9, 1e-3);
     sg.flows = RT_SG_FLOWS_AUTO;
     sg.pair_max_ranks = 2; /* 4 ranks: auto is links */
-    assert_rel(run(&sg, shared_port(), NULL), X / 25e9, 1e-3);
+    rt_fx_assert_rel(run(&sg, shared_port(), NULL), X / 25e9, 1e-3);
     sg.pair_max_ranks = 4;
-    assert_rel(run(&sg, shared_port(), NULL), weighted, 1e-9);
+    rt_fx_assert_rel(run(&sg, shared_port(), NULL), weighted, 1e-9);
 }
 
 /* A ring AllReduce of two members: 2 steps of S/2 each way over NVLink, analytic latency
@@ -225,11 +187,11 @@ static void collective_steps_and_chunks(void **state)
     rt_simgrid_settings sg;
     defaults(&sg);
     double bulk = run(&sg, ring_pairs(S), NULL);
-    assert_rel(bulk, S / 100e9 + 2 * A_UP + BASE, 1e-6);
+    rt_fx_assert_rel(bulk, S / 100e9 + 2 * A_UP + BASE, 1e-6);
     sg.collective_steps = RT_SG_STEPS_STEPS;
-    assert_rel(run(&sg, ring_pairs(S), NULL), bulk, 1e-9);
+    rt_fx_assert_rel(run(&sg, ring_pairs(S), NULL), bulk, 1e-9);
     sg.chunks = 4;
-    assert_rel(run(&sg, ring_pairs(S), NULL), S / 100e9 + 5 * A_UP, 1e-6);
+    rt_fx_assert_rel(run(&sg, ring_pairs(S), NULL), S / 100e9 + 5 * A_UP, 1e-6);
 }
 
 /* A latency-bound ring AllReduce over both nodes (4 KiB): two channels, each a cycle of two
@@ -246,7 +208,8 @@ static void step_dependencies_follow_the_ring(void **state)
     double bulk = run(&sg, ring_over(4096, (rt_group){4, 1}), NULL);
     assert_true(bulk > A_UP && bulk < A_UP + 0.5e-6);
     sg.collective_steps = RT_SG_STEPS_STEPS;
-    assert_rel(run(&sg, ring_over(4096, (rt_group){4, 1}), NULL), 3 * A_UP + 3 * 0.3e-6, 0.01);
+    rt_fx_assert_rel(run(&sg, ring_over(4096, (rt_group){4, 1}), NULL), 3 * A_UP + 3 * 0.3e-6,
+                     0.01);
 }
 
 /* links.csv keeps the links_top most loaded link directions: the shared port loads 4
