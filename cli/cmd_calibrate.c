@@ -247,8 +247,21 @@ static const char *runs_of(const char *fragment)
     return at ? at + strlen("\n  runs:\n") : NULL;
 }
 
-/* TOPO without its top-level `calibration:` block (and the comment line just above it that
- * this command writes): the block runs to the next line that starts at column 0 with a key. */
+/* The comment this command writes above its section, a line each. */
+static const char *const section_header[] = {
+    "# calibration: measured by `rectwin calibrate` (command below); tables, not single\n",
+    "# numbers, in base units (bytes, seconds, bytes/s, FLOP/s); regenerate, do not edit.\n",
+};
+
+static int is_header_line(const char *line, size_t len)
+{
+    for (size_t i = 0; i < sizeof section_header / sizeof *section_header; i++)
+        if (len == strlen(section_header[i]) && !strncmp(line, section_header[i], len)) return 1;
+    return 0;
+}
+
+/* TOPO without its top-level `calibration:` block and without the header lines this command
+ * writes above it: the block runs to the next line that starts at column 0 with a key. */
 static void cut_section(const char *topo, FILE *out)
 {
     const char *p = topo;
@@ -258,8 +271,7 @@ static void cut_section(const char *topo, FILE *out)
         size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
         int top_key = p[0] != ' ' && p[0] != '\t' && p[0] != '#' && p[0] != '\n';
         if (top_key) skipping = !strncmp(p, "calibration:", 12);
-        int ours = !strncmp(p, "# calibration: measured by `rectwin calibrate`", 46);
-        if (!skipping && !ours) fwrite(p, 1, len, out);
+        if (!skipping && !is_header_line(p, len)) fwrite(p, 1, len, out);
         p += len;
     }
 }
@@ -282,9 +294,8 @@ static int write_topology(const char *topo_path, const char *section)
     cut_section(old, f.f);
     size_t n = strlen(old);
     if (n && old[n - 1] != '\n') fputc('\n', f.f);
-    fputs("# calibration: measured by `rectwin calibrate` (command below); tables, not single\n"
-          "# numbers, in base units (bytes, seconds, bytes/s, FLOP/s); regenerate, do not edit.\n",
-          f.f);
+    for (size_t i = 0; i < sizeof section_header / sizeof *section_header; i++)
+        fputs(section_header[i], f.f);
     fputs(section, f.f);
     free(old);
     if (rt_atomic_close(&f)) {

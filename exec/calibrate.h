@@ -21,6 +21,7 @@ typedef struct rt_xcal_opts {
     double max_bytes; /* largest collective message per rank */
     double target_s;  /* time one measurement point aims at */
     int min_reps, max_reps;
+    int passes; /* sweeps of every family; each point keeps its fastest (see calibrate_time.c) */
 } rt_xcal_opts;
 
 typedef struct rt_xcal {
@@ -30,6 +31,11 @@ typedef struct rt_xcal {
     rt_xcal_opts o;
     FILE *out; /* rank 0: the run's YAML (the items under `runs:`), others NULL */
     FILE *log; /* progress (rank 0), or NULL */
+    /* The passes: every pass makes the same timed calls in the same order; call I keeps the
+     * fastest of its passes in best[I], and only the last pass writes (out is NULL before). */
+    int pass;
+    long call, n_best;
+    double *best;
 } rt_xcal;
 
 /* One repetition of the measured operation; 0 or -1. */
@@ -37,10 +43,11 @@ typedef int (*rt_xcal_fn)(rt_xcal *c, void *arg);
 
 /* Seconds of FN on this device: one untimed call, then a repetition count agreed by every rank
  * (so ranks measure at the same time) run between two device marks; the mean per call of each
- * rank, then the median over ranks. Every rank calls it. */
+ * rank, then the median over ranks; the fastest over the passes so far. Every rank calls it. */
 int rt_xcal_time_kernel(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
 /* Seconds of a collective FN: ranks leave a barrier, time one call each; a repetition lasts
- * as long as its slowest rank; the median over repetitions. Every rank calls it. */
+ * as long as its slowest rank; the median over repetitions; the fastest over the passes so
+ * far. Every rank calls it. */
 int rt_xcal_time_coll(rt_xcal *c, rt_xcal_fn fn, void *arg, double *seconds);
 
 /* The median of V[0..N) (V is sorted in place). */

@@ -2,7 +2,7 @@
  * activation): the call rectwin-exec's dense layers make for every linear layer. The model
  * charges backward GEMMs (other transposes) at the rate of the same shape. The grid is every
  * power of 4 up to the largest size and the largest size itself, in all three dimensions, swept
- * three times (once with --quick). */
+ * --passes times (3; once with --quick). */
 #include <stdlib.h>
 
 #include "calibrate.h"
@@ -33,6 +33,14 @@ static int grid(double max, double *v)
     return n;
 }
 
+static double fastest(const double *rate, int n)
+{
+    double best = rate[0];
+    for (int i = 1; i < n; i++)
+        best = rate[i] > best ? rate[i] : best;
+    return best;
+}
+
 int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max_size)
 {
     double axis[32];
@@ -41,10 +49,10 @@ int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max
     gemm_arg a = {.x = rt_xcal_alloc(c, big, 0),
                   .w = rt_xcal_alloc(c, big, 0),
                   .y = rt_xcal_alloc(c, big, 1)};
-    /* The grid is swept PASSES times and each point keeps its median: a point is one short
-     * measurement, and on a shared machine one pass can catch another job's burst; successive
-     * passes catch different ones, so the median drops them. */
-    const int passes = c->o.quick ? 1 : 3, pts = na * na * na;
+    /* The grid is swept o.passes times and each point keeps its fastest (calibrate_time.c):
+     * a point is one short measurement, and on a shared machine one pass can catch another
+     * job's burst; passes minutes apart rarely all do. */
+    const int passes = c->o.passes, pts = na * na * na;
     double *rate = malloc(sizeof *rate * (size_t)pts);
     double *all = malloc(sizeof *all * (size_t)(pts * passes));
     int rc = a.x && a.w && a.y && rate && all ? 0 : -1;
@@ -59,7 +67,7 @@ int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max
                         2.0 * (double)a.m * (double)a.n * (double)a.k / t;
                 }
     for (int q = 0; q < pts && !rc; q++)
-        rate[q] = rt_xcal_median(all + (long)q * passes, passes);
+        rate[q] = fastest(all + (long)q * passes, passes);
     for (int d = 0; d < n_dtypes && !rc && c->out; d++) {
         fprintf(c->out, "        - dtype: %s\n", dtypes[d]);
         rt_xcal_list(c, 10, "m", axis, na);

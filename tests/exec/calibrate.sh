@@ -41,6 +41,7 @@ head -c "$(wc -c <"$TMP/head.yaml")" "$TOPO" | cmp -s - "$TMP/head.yaml" || fail
 calibrate --ranks 2 || fail "second calibration"
 [ "$(grep -c '^calibration:' "$TOPO")" = 1 ] || fail "sections piled up"
 [ "$(grep -c '^    - ranks:' "$TOPO")" = 1 ] || fail "old runs kept"
+[ "$(grep -c '^# numbers, in base units' "$TOPO")" = 1 ] || fail "the section's comment piled up"
 # A run that fails leaves the file as it was.
 cp "$TOPO" "$TMP/before.yaml"
 if "$RECTWIN" calibrate --quick --calibrator /bin/false --ranks 1 -o "$TOPO" >/dev/null 2>&1; then
