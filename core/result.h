@@ -8,7 +8,10 @@
 
 typedef struct rt_result {
     const rt_graph *graph;
-    double *start; /* [op * n_reps + rep], seconds from iteration start */
+    /* [op * n_reps + rep], seconds from iteration start. A collective starts when the rank
+     * reaches it, so an early member's wait for its group is part of its duration: what
+     * rectwin-exec's marks and a profiler measure. */
+    double *start;
     double *end;
     rt_coll_algo *algo; /* [op * n_reps + rep]: algorithm a collective ran; AUTO for kernels */
     char engine[32];
@@ -28,7 +31,8 @@ typedef struct rt_result {
     double mbu;            /* memory-bound ops: min bytes / (time x HBM bw) */
     double mbu_sparse;     /* same, emb.* phases only */
     double comm_time_s;    /* sum of collective durations, slowest rank */
-    double exposed_comm_s; /* time with comm running and no compute, slowest rank */
+    double exposed_comm_s; /* time in a collective (waits for the group included) and no
+                            * compute, on the rank where it is longest */
     double peak_hbm_bytes;
     int n_phases;
     double *phase_s; /* per phase: summed op durations, slowest rank */

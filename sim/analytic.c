@@ -3,8 +3,9 @@
  * Each (representative, stream) is an in-order queue, like a CUDA stream. An op starts when
  * its queue is free and its dependencies on the same representative have ended. A collective
  * also waits for its group: the representatives in the same group instance (same group base)
- * start together at the latest of their ready times and all end after the longest of their
- * durations; a representative alone in its instance (statistical mode) keeps its own times.
+ * run together from the latest of their ready times and all end after the longest of their
+ * durations (each member's record starts at its own ready time, its wait included); a
+ * representative alone in its instance (statistical mode) keeps its own times.
  * Ops are stored in topological order, so one pass over them is enough. */
 #include <math.h>
 #include <stdio.h>
@@ -142,8 +143,9 @@ static double ready_time(const sched *s, const rt_graph *g, const rt_result *r, 
     return ready;
 }
 
-/* Gives every group instance among the representatives one start (latest ready) and one
- * duration (longest). */
+/* A group instance runs from its members' latest ready time for their longest duration.
+ * Each member's record starts at its own ready time: a rank that arrives early waits inside
+ * the collective, as rectwin-exec's marks and a profiler's trace time it. */
 static void sync_groups(sched *s, const rt_graph *g, int op, rt_result *r)
 {
     int R = s->n_reps;
@@ -160,7 +162,7 @@ static void sync_groups(sched *s, const rt_graph *g, int op, rt_result *r)
         }
         for (int k = lo; k < hi; k++) {
             long at = (long)op * R + s->members[k].rep;
-            r->start[at] = start;
+            r->start[at] = s->ready[s->members[k].rep];
             r->end[at] = start + dur;
         }
         lo = hi;

@@ -35,7 +35,7 @@
 typedef struct instance {
     int arrived, left;
     sg_sem_t sem;
-    double start, end;
+    double end;
 } instance;
 
 typedef struct sim {
@@ -570,17 +570,18 @@ static void collective(sim *S, int op, int rank)
         if (!S->inst[op]) sim_fail(S, "out of memory for group instances");
     }
     instance *in = &S->inst[op][instance_index(gr, rt_group_base(gr, rank))];
+    double arrival = simgrid_get_clock();
     if (in->arrived++ == 0) RT_SG_CHECK(S, in->sem = sg_sem_init(0));
     if (in->arrived < gr.size) {
         sg_sem_acquire(in->sem);
     } else {
-        in->start = simgrid_get_clock();
         run_collective(S, op, rank);
         in->end = simgrid_get_clock();
         for (int k = 1; k < gr.size; k++)
             sg_sem_release(in->sem);
     }
-    record(S, op, rank, in->start, in->end);
+    /* From this rank's arrival: an early member waits inside the collective (as exec times it) */
+    record(S, op, rank, arrival, in->end);
     if (++in->left == gr.size) sg_sem_destroy(in->sem);
 }
 

@@ -106,8 +106,11 @@ static double max_wait(const rt_pipeline *p)
     int ar = -1;
     for (int o = 0; o < g->n_ops; o++)
         if (!strcmp(g->phases[g->ops[o].phase], "dense.allreduce")) ar = o;
-    int last_bwd = rt_graph_deps(g, ar)[0];
-    double wait = 0;
+    /* A rank's wait is inside its all-reduce, which it enters at its arrival: the wait is the
+     * last arrival's lead over its own. */
+    double last_arrival = 0, wait = 0;
+    for (int r = 0; r < g->n_reps; r++)
+        last_arrival = fmax(last_arrival, res->start[(long)ar * g->n_reps + r]);
     for (int r = 0; r < g->n_reps; r++) {
         double fwd_bwd = 0;
         for (int o = 0; o < g->n_ops; o++)
@@ -117,8 +120,7 @@ static double max_wait(const rt_pipeline *p)
                 fwd_bwd += rt_graph_cost(g, o, r)->flops;
         assert_true(fabs(fwd_bwd - rt_plan_dense_flops(p->scenario, p->workload, r)) <=
                     1e-9 * fwd_bwd);
-        long k = (long)ar * g->n_reps + r;
-        wait = fmax(wait, res->start[k] - res->end[(long)last_bwd * g->n_reps + r]);
+        wait = fmax(wait, last_arrival - res->start[(long)ar * g->n_reps + r]);
     }
     rt_result_free(res);
     return wait;
