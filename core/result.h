@@ -30,7 +30,7 @@ typedef struct rt_result {
     double mfu;
     double mbu;            /* memory-bound ops: min bytes / (time x HBM bw) */
     double mbu_sparse;     /* same, emb.* phases only */
-    double comm_time_s;    /* sum of collective durations, slowest rank */
+    double comm_time_s;    /* sum of collective durations (waits included), largest rank */
     double exposed_comm_s; /* time in a collective (waits for the group included) and no
                             * compute, on the rank where it is longest */
     double peak_hbm_bytes;

@@ -123,9 +123,10 @@ static void critical_path(void **state)
     assert_close(START(r, 3, 1), 6.002e-3);
     assert_close(END(r, 3, 1), 6.403e-3);
     assert_close(r->iteration_time_s, 6.403e-3);
-    /* Slowest rank is 1: its only collective lasts 1.004 ms, fully hidden under op2. Rank 0
-     * sees it from 4.002 ms (op2 ends) to 5.005 ms: 1.003 ms exposed, the maximum. */
-    assert_close(r->comm_time_s, 1.004e-3);
+    /* Rank 0 is in the all-reduce from 2.001 ms (its arrival) to 5.005 ms, the most any rank
+     * spends in collectives; op2 covers it until 4.002 ms: 1.003 ms exposed, the maximum (rank
+     * 1's 1.004 ms all-reduce is fully hidden under its op2). */
+    assert_close(r->comm_time_s, 3.004e-3);
     assert_close(r->exposed_comm_s, 1.003e-3);
     assert_non_null(r->settings_json);
     assert_non_null(strstr(r->settings_json, "\"eff_intra\""));
