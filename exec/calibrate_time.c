@@ -9,10 +9,11 @@
  * one; their median drops the repetitions another job on a shared machine interrupted.
  *
  * Every point keeps the fastest of its passes. Another tenant of the host only ever slows a
- * point down, and it does so in episodes of a quarter second to several seconds (a
- * single-thread GEMM on the 2-vCPU development machine ran at 17-27 GFLOP/s for a third of a
- * 90-s probe and at 31-33 the rest), longer than one point's loop; passes over a whole family,
- * minutes apart, rarely all fall in one. The fastest is the machine's own rate, the quantity the
+ * point down, and it does so in episodes of a quarter second to seconds (a single-thread GEMM
+ * on the 2-vCPU development machine ran below 85 % of its best rate, down to half of it, in 22 %
+ * of the quarter seconds of a 90-s probe, in episodes of up to 3.5 s:
+ * experiments/measurements/cpu/noise-probe/), longer than one point's loop; passes over a whole
+ * family, minutes apart, rarely all fall in one. The fastest is the machine's own rate, the quantity the
  * validation compares with a run's fastest repeat. */
 #include <math.h>
 #include <stdlib.h>

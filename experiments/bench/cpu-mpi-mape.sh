@@ -11,7 +11,7 @@
 #                                                              # predict again (deterministic, all four,
 #                                                              # about 2 minutes) against the committed
 #                                                              # measurements, in a temp copy
-#        experiments/bench/cpu-mpi-mape.sh --rerun [BUILD_DIR] # predict and measure again (3 runs
+#        experiments/bench/cpu-mpi-mape.sh --rerun [BUILD_DIR] # predict and measure again (5 runs
 #                                                              # per case, ~15 min on 2 cores) into a
 #                                                              # temp dir, then print the same figures
 set -euo pipefail
@@ -23,15 +23,23 @@ figures() { grep -i 'mape\|noise\|predictions:'; }
 # on the 1-rank curves, each on the first batch only or on every batch rectwin-exec timed.
 variants=("--pred pred" "--engine simgrid --cores 2 --pred pred-simgrid-cores2"
   "--batches --pred pred-batches" "--batches --engine simgrid --cores 2 --pred pred-batches-simgrid-cores2")
+# The every-batch predictions again against each case's fastest repeat, the measurement that
+# pairs with the calibration's fastest-of-passes tables (cpu-mpi.md, "Fastest against fastest").
+fastest=("--batches --measured fastest --pred pred-batches"
+  "--batches --engine simgrid --cores 2 --measured fastest --pred pred-batches-simgrid-cores2")
 B=${2:-$root/build/release}
 case "${1:-}" in
   --rerun)
     out=$(mktemp -d)
     echo "raw results: $out" >&2
-    "$root/experiments/validation/cpu-mpi.sh" "$B" "$out" 3 | figures
+    "$root/experiments/validation/cpu-mpi.sh" "$B" "$out" 5 | figures
     for v in "${variants[@]:1}"; do
       # shellcheck disable=SC2086
       "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
+    done
+    for v in "${fastest[@]}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$out" 0 | figures
     done
     ;;
   --repredict)
@@ -42,9 +50,13 @@ case "${1:-}" in
       # shellcheck disable=SC2086
       "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
     done
+    for v in "${fastest[@]}"; do
+      # shellcheck disable=SC2086
+      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$out" 0 | figures
+    done
     ;;
   *)
-    for v in "${variants[@]}"; do
+    for v in "${variants[@]}" "${fastest[@]}"; do
       # shellcheck disable=SC2086
       "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$V" 0 | figures
     done

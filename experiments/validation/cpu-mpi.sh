@@ -7,8 +7,9 @@
 # usage: experiments/validation/cpu-mpi.sh [OPTIONS] [BUILD_DIR] [OUT_DIR] [REPEATS]
 #   BUILD_DIR  where rectwin and rectwin-exec are (default build/release)
 #   OUT_DIR    raw results: <case>/{pred,meas-N}/summary.json, ops.csv (default: a temp dir)
-#   REPEATS    exec runs per case (default 3): the measurement is the run of median iteration
-#              time; the spread of the repeats ((max - min) / median) is the machine's noise;
+#   REPEATS    exec runs per case (default 3): the measurement is the run of median (or, with
+#              --measured fastest, least) iteration time; the spread of the repeats
+#              ((max - min) / median) is the machine's noise;
 #              0: run nothing, only print the table of OUT_DIR's results (for instance the
 #              committed experiments/measurements/cpu/validation)
 #   --engine E       engine of the predictions (default analytic)
@@ -20,6 +21,10 @@
 #   --pred NAME      the predictions' directory in each case (default pred), to keep several
 #   --predict-only   re-run only the predictions (deterministic) into OUT_DIR's cases, keep their
 #                    meas-* (REPEATS is ignored), then print the table
+#   --measured S     which repeat of a case is its measurement: median (default: the repeat of
+#                    median iteration time) or fastest (the repeat of least iteration time: the
+#                    machine when no other tenant slowed it, the state `rectwin calibrate`'s
+#                    fastest-of-passes tables describe)
 #   --batches        predict every batch rectwin-exec times, not only the first: exec draws batch k
 #                    with workload.seed + k and reports per-op medians over k = warmup ..
 #                    warmup + iterations - 1; each is predicted (<pred>/batch-K/) and composed
@@ -36,7 +41,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-ENGINE=analytic CORES= PRED=pred PREDICT_ONLY=0 BATCHES=0
+ENGINE=analytic CORES= PRED=pred PREDICT_ONLY=0 BATCHES=0 MEASURED=median
 while [ $# -gt 0 ]; do
   case $1 in
     --engine) ENGINE=$2; shift 2 ;;
@@ -44,7 +49,10 @@ while [ $# -gt 0 ]; do
     --pred) PRED=$2; shift 2 ;;
     --predict-only) PREDICT_ONLY=1; shift ;;
     --batches) BATCHES=1; shift ;;
-    --*) echo "cpu-mpi.sh: unknown option $1; allowed: --engine E, --cores N, --pred NAME, --predict-only, --batches" >&2; exit 2 ;;
+    --measured)
+      case $2 in median | fastest) MEASURED=$2 ;; *) echo "cpu-mpi.sh: --measured '$2'; allowed: median, fastest" >&2; exit 2 ;; esac
+      shift 2 ;;
+    --*) echo "cpu-mpi.sh: unknown option $1; allowed: --engine E, --cores N, --pred NAME, --predict-only, --batches, --measured median|fastest" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -171,18 +179,18 @@ if [ "$REPEATS" -gt 0 ] || [ "$PREDICT_ONLY" = 1 ]; then
 fi
 
 [ "$BATCHES" = 1 ] && PRED_NOTE=", every timed batch" || PRED_NOTE=
-echo "predictions: engine $ENGINE${CORES:+, node.cores $CORES (one node of RANKS devices)}, directory $PRED$PRED_NOTE"
-python3 - "$OUT" "$PRED" <<'EOF'
+echo "predictions: engine $ENGINE${CORES:+, node.cores $CORES (one node of RANKS devices)}, directory $PRED$PRED_NOTE; measurement: the $MEASURED repeat"
+python3 - "$OUT" "$PRED" "$MEASURED" <<'EOF'
 import json, os, sys
 
-out, pred_dir = sys.argv[1], sys.argv[2]
+out, pred_dir, measured = sys.argv[1], sys.argv[2], sys.argv[3]
 def load(d):
     p = os.path.join(d, "summary.json")
     return json.load(open(p)) if os.path.exists(p) else None
 
-def median_run(d):
-    """The repeat of median iteration time, the repeats' spread (max - min) / median, and the
-    fastest repeat's iteration time."""
+def measured_run(d):
+    """The repeat that is the measurement (median or fastest iteration time), the repeats'
+    spread (max - min) / median, and the fastest repeat's iteration time."""
     runs = sorted((r for r in (load(os.path.join(d, x)) for x in sorted(os.listdir(d))
                                if x.startswith("meas-")) if r),
                   key=lambda r: r["iteration_time_s"])
@@ -190,7 +198,8 @@ def median_run(d):
         return None, None, None
     mid = runs[(len(runs) - 1) // 2]
     t = [r["iteration_time_s"] for r in runs]
-    return mid, (t[-1] - t[0]) / mid["iteration_time_s"] if len(runs) > 1 else None, t[0]
+    spread = (t[-1] - t[0]) / mid["iteration_time_s"] if len(runs) > 1 else None
+    return runs[0] if measured == "fastest" else mid, spread, t[0]
 
 rows, it_err, ph_err, ph_err_big, noise = [], {"dev": [], "held-out": []}, [], [], []
 it_fast, by_ranks, by_model = [], {}, {}
@@ -201,7 +210,7 @@ for name in sorted(os.listdir(out)):
     if not os.path.isdir(os.path.join(d, pred_dir)):
         continue
     pred = load(os.path.join(d, pred_dir))
-    meas, spread, fastest = median_run(d)
+    meas, spread, fastest = measured_run(d)
     if not pred or not meas:
         continue
     group = "dev" if name.startswith("dlrm-flat") else "held-out"
