@@ -42,6 +42,15 @@ calibrate --ranks 2 || fail "second calibration"
 [ "$(grep -c '^calibration:' "$TOPO")" = 1 ] || fail "sections piled up"
 [ "$(grep -c '^    - ranks:' "$TOPO")" = 1 ] || fail "old runs kept"
 [ "$(grep -c '^# numbers, in base units' "$TOPO")" = 1 ] || fail "the section's comment piled up"
+# Two passes: each table swept twice, one section written; a pass count that is not a whole
+# number from 1 is refused, saying what is allowed.
+calibrate --ranks 1 -- --passes 2 || fail "--passes 2"
+grep -q 'calibrate: pass 2 of 2' "$TMP/cal.log" || fail "no second pass"
+[ "$(grep -c '^calibration:' "$TOPO")" = 1 ] || fail "--passes 2: sections piled up"
+for bad in 0 1.5; do
+  if calibrate --ranks 1 -- --passes "$bad"; then fail "--passes $bad accepted"; fi
+  grep -q "passes '$bad'.*allowed" "$TMP/cal.log" || fail "--passes $bad: no located refusal"
+done
 # A run that fails leaves the file as it was.
 cp "$TOPO" "$TMP/before.yaml"
 if "$RECTWIN" calibrate --quick --calibrator /bin/false --ranks 1 -o "$TOPO" >/dev/null 2>&1; then
