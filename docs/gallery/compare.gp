@@ -6,7 +6,7 @@ set terminal pngcairo size 1100,600 noenhanced font 'Sans,10'
 set output outfile
 set encoding utf8
 
-set title 'Predicted vs measured (MAPE over phases 59.8%): exec-cpu (plan flat), engine analytic vs exec, topology localhost-cpu, 4 nodes, 4 ranks' font 'Sans,11'
+set title 'Predicted vs measured (MAPE over phases 63.0%): exec-cpu (plan flat), engine analytic vs exec, topology localhost-cpu, 4 nodes, 4 ranks' font 'Sans,11'
 set logscale y
 set yrange [0.0001:1e+03]
 set ylabel 'time (ms)'
