@@ -123,3 +123,14 @@ double rt_fx_run(const rt_topology *t, rt_graph *g, const char *engine, rt_sg_fl
     rt_graph_free(g);
     return d;
 }
+
+char *rt_fx_platform_xml(const rt_platform *p, const rt_topology *t, int pairs)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(rt_platform_write_xml(p, t, pairs, f), 0);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}

@@ -1,7 +1,7 @@
 /* What the engine tests share (tests/test_faults.c, test_simgrid_settings.c,
  * test_simgrid_concurrency.c, test_ecmp.c, test_fabric.c, test_fabric_pods.c): a small platform
  * whose times can be computed by hand, AlltoAllv graphs with chosen pair bytes, and one run of
- * an engine over them. */
+ * an engine over them; the platform XML as text. */
 #ifndef RT_TEST_SIM_FIXTURE_H
 #define RT_TEST_SIM_FIXTURE_H
 
@@ -34,6 +34,9 @@ rt_graph *rt_fx_flows(int world, const int *src, const int *dst, int n, double b
 struct rt_platform;
 /* The sum of the route latencies of the platform's path from device SRC to device DST. */
 double rt_fx_path_latency(const struct rt_platform *p, int src, int dst);
+/* The platform XML rt_platform_write_xml writes for P (with device-pair routes when PAIRS), as
+ * a malloc'ed string the caller frees; fails the test if writing fails. */
+char *rt_fx_platform_xml(const struct rt_platform *p, const rt_topology *t, int pairs);
 
 /* Runs G on T under ENGINE ("simgrid" with the default settings and flow granularity FLOWS,
  * RT_SG_FLOWS_AUTO being the default) and returns the longest member duration; frees G. */

@@ -123,11 +123,7 @@ static void failed_port_reroutes(void **state)
     assert_non_null(p);
     assert_int_equal(rt_fabric_ecmp_port(p, 0, 0, 1, 0, 6), 1);
     assert_int_equal(rt_fabric_ecmp_port(p, 0, 1, 0, 4, 2), 1);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(rt_platform_write_xml(p, &t, 0, f), 0);
-    fclose(f);
+    char *buf = rt_fx_platform_xml(p, &t, 0);
     assert_non_null(strstr(buf, "<host id=\"spine-0-1\""));
     assert_non_null(strstr(buf, "<link id=\"uplink-0-1-0\" bandwidth=\"25000000000Bps\""));
     assert_non_null(strstr(buf, "<route src=\"leaf-0-0\" dst=\"spine-0-0\""));

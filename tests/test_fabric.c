@@ -110,11 +110,7 @@ static void rail_only_layout(void **state)
     assert_int_equal(p->leaves, 1);
     assert_int_equal(p->n_hosts, 8 + 4 + 4 + 2); /* gpus, nvs, cpus, one switch per rail */
     assert_int_equal(p->n_links, 8 + 8 + 8);     /* nvlink, nic, pcie */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
-    fclose(f);
+    char *buf = rt_fx_platform_xml(p, &t, 1);
     assert_null(strstr(buf, "uplink"));
     assert_null(strstr(buf, "spine-"));
     assert_non_null(strstr(buf, "family rail_only"));
@@ -200,11 +196,7 @@ static void torus_routes(void **state)
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 8, &why);
     assert_non_null(p);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
-    fclose(f);
+    char *buf = rt_fx_platform_xml(p, &t, 1);
     assert_non_null(strstr(buf, "family torus 4x2"));
     assert_null(strstr(buf, "uplink"));
     /* node 0 (0, 0) -> node 5 (1, 1): +x from router 0, then +y from router 1 */
@@ -346,11 +338,7 @@ static void dragonfly_routes(void **state)
     const char *why = NULL;
     rt_platform *p = rt_platform_new(&t, 6, &why);
     assert_non_null(p);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
-    fclose(f);
+    char *buf = rt_fx_platform_xml(p, &t, 1);
     assert_non_null(strstr(buf, "family dragonfly: 3 groups x 2 routers"));
     assert_non_null(strstr(buf, "<link id=\"global-1-2-0\" bandwidth=\"25000000000Bps\""));
     /* node 1 (group 0, router 1) -> node 3 (group 1, router 1): local, global, local */

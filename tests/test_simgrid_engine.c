@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "engines.h"
+#include "sim_fixture.h"
 #include "simgrid.h"
 #include "simgrid_platform.h"
 
@@ -173,12 +174,7 @@ static void test_platform_counts_and_routes(void **state)
 
     /* Routes written: 32 nvlink + 32 nic + 4 planes x 2 leaf pairs + 32 pcie = 104 segment
      * routes, plus 16 x 15 device pairs. */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(rt_platform_write_xml(p, &t, 1, f), 0);
-    fclose(f);
+    char *buf = rt_fx_platform_xml(p, &t, 1);
     int routes = 0, splitduplex = 0;
     for (char *c = buf; (c = strstr(c, "<route ")); c++)
         routes++;
