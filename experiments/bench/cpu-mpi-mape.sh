@@ -28,37 +28,37 @@ variants=("--pred pred" "--engine simgrid --cores 2 --pred pred-simgrid-cores2"
 fastest=("--batches --measured fastest --pred pred-batches"
   "--batches --engine simgrid --cores 2 --measured fastest --pred pred-batches-simgrid-cores2")
 B=${2:-$root/build/release}
+cpu_mpi() { "$root/experiments/validation/cpu-mpi.sh" "$@"; }
+# Predicts the variants from the second on (FIRST=2) or all (FIRST=1) into DIR's cases, then
+# prints every variant's figures against DIR's measurements.
+predict_and_print() { # DIR FIRST
+  local v
+  for v in "${variants[@]:$(($2 - 1))}"; do
+    # shellcheck disable=SC2086
+    cpu_mpi $v --predict-only "$B" "$1" 2>/dev/null | figures
+  done
+  for v in "${fastest[@]}"; do
+    # shellcheck disable=SC2086
+    cpu_mpi $v "$B" "$1" 0 | figures
+  done
+}
 case "${1:-}" in
   --rerun)
     out=$(mktemp -d)
     echo "raw results: $out" >&2
-    "$root/experiments/validation/cpu-mpi.sh" "$B" "$out" 5 | figures
-    for v in "${variants[@]:1}"; do
-      # shellcheck disable=SC2086
-      "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
-    done
-    for v in "${fastest[@]}"; do
-      # shellcheck disable=SC2086
-      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$out" 0 | figures
-    done
+    cpu_mpi "$B" "$out" 5 | figures # measures, and predicts the first variant
+    predict_and_print "$out" 2
     ;;
   --repredict)
     out=$(mktemp -d)
     cp -r "$V/." "$out"
     echo "raw results: $out" >&2
-    for v in "${variants[@]}"; do
-      # shellcheck disable=SC2086
-      "$root/experiments/validation/cpu-mpi.sh" $v --predict-only "$B" "$out" 2>/dev/null | figures
-    done
-    for v in "${fastest[@]}"; do
-      # shellcheck disable=SC2086
-      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$out" 0 | figures
-    done
+    predict_and_print "$out" 1
     ;;
   *)
     for v in "${variants[@]}" "${fastest[@]}"; do
       # shellcheck disable=SC2086
-      "$root/experiments/validation/cpu-mpi.sh" $v "$B" "$V" 0 | figures
+      cpu_mpi $v "$B" "$V" 0 | figures
     done
     ;;
 esac
