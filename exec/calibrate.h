@@ -34,7 +34,7 @@ typedef struct rt_xcal {
     /* The passes: every pass makes the same timed calls in the same order; call I keeps the
      * fastest of its passes in best[I], and only the last pass writes (out is NULL before). */
     int pass;
-    long call, n_best;
+    long call, n_best, cap_best; /* n_best: the first pass's calls; cap_best: best's size */
     double *best;
 } rt_xcal;
 

@@ -244,6 +244,11 @@ static int measure_passes(rt_xcal *c)
         c->out = last ? out : NULL;
         if (log) fprintf(log, "calibrate: pass %d of %d\n", c->pass + 1, c->o.passes);
         rc = rt_xcal_overheads(c) || rt_xcal_kernels(c) || rt_xcal_collectives(c) ? -1 : 0;
+        if (!rc && c->call != c->n_best) { /* the same on every rank: no agreement needed */
+            fprintf(stderr, "rectwin-calibrate: pass %d made fewer timed calls than the first\n",
+                    c->pass + 1);
+            rc = -1;
+        }
     }
     c->out = out;
     return rc;

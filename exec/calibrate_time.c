@@ -13,8 +13,8 @@
  * on the 2-vCPU development machine ran below 85 % of its best rate, down to half of it, in 22 %
  * of the quarter seconds of a 90-s probe, in episodes of up to 3.5 s:
  * experiments/measurements/cpu/noise-probe/), longer than one point's loop; passes over a whole
- * family, minutes apart, rarely all fall in one. The fastest is the machine's own rate, the quantity the
- * validation compares with a run's fastest repeat. */
+ * family, minutes apart, rarely all fall in one. The fastest is the machine's own rate, the
+ * quantity the validation compares with a run's fastest repeat. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,27 +36,33 @@ double rt_xcal_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* SECONDS becomes the fastest this call got over the passes so far. */
+/* SECONDS becomes the fastest this call got over the passes so far. Every rank makes the same
+ * calls, so every rank takes the same branch; a failure (out of memory, a pass with more calls
+ * than the first) is agreed, so no rank is left waiting in the next barrier. */
 static int keep_fastest(rt_xcal *c, double *seconds)
 {
     long i = c->call++;
+    int rc = 0;
     if (c->pass == 0) {
-        if (i >= c->n_best) {
-            long cap = c->n_best ? 2 * c->n_best : 1024;
+        if (i >= c->cap_best) {
+            long cap = c->cap_best ? 2 * c->cap_best : 1024;
             double *b = realloc(c->best, sizeof *b * (size_t)cap);
-            if (!b) return -1;
-            c->best = b, c->n_best = cap;
+            if (b) c->best = b, c->cap_best = cap;
         }
-        c->best[i] = *seconds;
-        return 0;
-    }
-    if (i >= c->n_best) {
+        if (i < c->cap_best)
+            c->best[i] = *seconds, c->n_best = i + 1;
+        else
+            rc = -1, fprintf(stderr, "calibrate: out of memory for the passes' best times\n");
+    } else if (i >= c->n_best) {
+        rc = -1;
         fprintf(stderr, "calibrate: pass %d made more timed calls than the first\n", c->pass + 1);
-        return -1;
+    } else {
+        if (*seconds < c->best[i]) c->best[i] = *seconds;
+        *seconds = c->best[i];
     }
-    if (*seconds < c->best[i]) c->best[i] = *seconds;
-    *seconds = c->best[i];
-    return 0;
+    int any = rc;
+    RT_MPI_CHECK(MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    return any;
 }
 
 static int one_call(rt_xcal *c, rt_xcal_fn fn, void *arg, double *dt)
