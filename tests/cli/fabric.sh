@@ -10,6 +10,7 @@ rectwin=$1
 src=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+source "$(dirname "$0")/lib/refuse_platform.sh"
 sed -e 's/^  radix: 64 .*/  radix: 8/' "$src/topologies/dgx-h100.yaml" >"$out/b.yaml"
 sed -e 's/^  radix: 8$/  radix: 8\n  ecmp: hash/' "$out/b.yaml" >"$out/h.yaml"
 grep -q '^  ecmp: hash' "$out/h.yaml" || { echo "test setup: no ecmp line"; exit 1; }
@@ -22,11 +23,7 @@ grep -q '<link id="uplink-7-1-3" bandwidth="45000000000Bps"' "$out/h.xml" || { e
 grep -q '<host id="spine-7-3"' "$out/h.xml" || { echo "hash: no spine host"; exit 1; }
 grep -q '<route src="leaf-7-1" dst="spine-7-3"' "$out/h.xml" || { echo "hash: no leaf-to-spine route"; exit 1; }
 sed -e 's/ecmp: hash/ecmp: random/' "$out/h.yaml" >"$out/x.yaml"
-line=$(grep -n 'ecmp: random' "$out/x.yaml" | cut -d: -f1)
-if "$rectwin" platform "$out/x.yaml" --nodes 8 -o "$out/x.xml" 2>"$out/err"; then
-  echo "accepted ecmp: random"; exit 1
-fi
-grep -q "x.yaml:$line:.*balanced.*hash" "$out/err" || { cat "$out/err"; exit 1; }
+refuse_platform "ecmp: random" "$out/x.yaml" 8 'ecmp: random' 'balanced.*hash'
 for e in analytic simgrid; do
   "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --quiet --engine $e --out "$out/$e" \
     --set topology.file="$out/h.yaml" --set topology.nodes=8
@@ -52,12 +49,8 @@ done
 "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 64 -o "$out/r.xml" >/dev/null
 if grep -q 'uplink\|spine-' "$out/r.xml"; then echo "rail_only: uplinks written"; exit 1; fi
 grep -q '<host id="leaf-7-0"' "$out/r.xml" || { echo "rail_only: no switch of rail 7"; exit 1; }
-line=$(grep -n '^  family: rail_only' "$src/topologies/dgx-h100-rail-only.yaml" | cut -d: -f1)
-if "$rectwin" platform "$src/topologies/dgx-h100-rail-only.yaml" --nodes 65 -o "$out/r2.xml" 2>"$out/err"; then
-  echo "rail_only accepted 65 nodes on radix 64"; exit 1
-fi
-grep -q "dgx-h100-rail-only.yaml:$line:.*65 nodes exceed the 64 one rail switch serves" "$out/err" || { cat "$out/err"; exit 1; }
-[ ! -e "$out/r2.xml" ] || { echo "a refused platform was written"; exit 1; }
+refuse_platform "rail_only, 65 nodes on radix 64" "$src/topologies/dgx-h100-rail-only.yaml" 65 \
+  '^  family: rail_only' '65 nodes exceed the 64 one rail switch serves'
 # family: torus (topologies/dgx-h100-torus.yaml, dims [4, 4] = 16 nodes): a torus link carries
 # 8 NICs x 400 Gb/s x 0.9 / (2 x 2 dims) = 90e9 B/s per direction; node 0 (0, 0) -> node 5
 # (1, 1) goes +x then +y (dimension order); dims whose product is not the node count, and a
@@ -67,17 +60,10 @@ t="$src/topologies/dgx-h100-torus.yaml"
 grep -q '<link id="torus-15-1" bandwidth="90000000000Bps" latency="6.0000000000000008e-07s"' "$out/t.xml" || { echo "torus: no link"; exit 1; }
 if grep -q 'uplink\|spine-' "$out/t.xml"; then echo "torus: uplinks written"; exit 1; fi
 grep -q '<route src="gpu-0" dst="gpu-40" symmetrical="NO"><link_ctn id="nic-0-0" direction="UP"/><link_ctn id="torus-0-0" direction="UP"/><link_ctn id="torus-1-1" direction="UP"/><link_ctn id="nic-5-0" direction="DOWN"/></route>' "$out/t.xml" || { echo "torus: not dimension order"; exit 1; }
-line=$(grep -n '^  dims: \[4, 4\]' "$t" | cut -d: -f1)
-if "$rectwin" platform "$t" --nodes 8 -o "$out/t2.xml" 2>"$out/err"; then
-  echo "torus accepted 16 routers for 8 nodes"; exit 1
-fi
-grep -q "dgx-h100-torus.yaml:$line:.*torus dims multiply to 16 routers but the cluster has 8 nodes" "$out/err" || { cat "$out/err"; exit 1; }
-[ ! -e "$out/t2.xml" ] || { echo "a refused platform was written"; exit 1; }
+refuse_platform "torus, 16 routers for 8 nodes" "$t" 8 '^  dims: \[4, 4\]' \
+  'torus dims multiply to 16 routers but the cluster has 8 nodes'
 sed -e 's/^  dims: \[4, 4\]/  dims: [16]/' "$t" >"$out/t1.yaml"
-if "$rectwin" platform "$out/t1.yaml" --nodes 16 -o "$out/t3.xml" 2>"$out/err"; then
-  echo "torus accepted dims: [16]"; exit 1
-fi
-grep -q "t1.yaml:$line:.*dims has 1 entries; allowed: 2 or 3" "$out/err" || { cat "$out/err"; exit 1; }
+refuse_platform "torus dims: [16]" "$out/t1.yaml" 16 '^  dims: \[16\]' 'dims has 1 entries; allowed: 2 or 3'
 # family: dragonfly (topologies/dgx-h100-dragonfly.yaml: 2 groups of 16 routers, 128 global
 # channels per pair: 8 per router, 32 nodes): a local link carries one NIC's 400 Gb/s x 0.9 =
 # 45e9 B/s, a global link its 8 channels, 360e9 B/s; node 1 (group 0, router 1) -> node 30
@@ -88,9 +74,5 @@ d="$src/topologies/dgx-h100-dragonfly.yaml"
 grep -q '<link id="local-1-3-15" bandwidth="45000000000Bps"' "$out/d.xml" || { echo "dragonfly: no local link"; exit 1; }
 grep -q '<link id="global-0-1-15" bandwidth="360000000000Bps"' "$out/d.xml" || { echo "dragonfly: no global link"; exit 1; }
 grep -q '<route src="gpu-8" dst="gpu-240" symmetrical="NO"><link_ctn id="nic-1-0" direction="UP"/><link_ctn id="global-0-1-1" direction="UP"/><link_ctn id="local-1-1-14" direction="UP"/><link_ctn id="nic-30-0" direction="DOWN"/></route>' "$out/d.xml" || { echo "dragonfly: not minimal"; exit 1; }
-line=$(grep -n '^  groups: 2' "$d" | cut -d: -f1)
-if "$rectwin" platform "$d" --nodes 40 -o "$out/d2.xml" 2>"$out/err"; then
-  echo "dragonfly accepted 40 nodes on 32 routers"; exit 1
-fi
-grep -q "dgx-h100-dragonfly.yaml:$line:.*40 nodes do not fill 2 groups x 16 routers evenly" "$out/err" || { cat "$out/err"; exit 1; }
-[ ! -e "$out/d2.xml" ] || { echo "a refused platform was written"; exit 1; }
+refuse_platform "dragonfly, 40 nodes on 32 routers" "$d" 40 '^  groups: 2' \
+  '40 nodes do not fill 2 groups x 16 routers evenly'

@@ -11,6 +11,7 @@ rectwin=$1
 src=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+source "$(dirname "$0")/lib/refuse_platform.sh"
 t="$src/topologies/dgx-h100-3tier.yaml"
 "$rectwin" platform "$t" --nodes 256 -o "$out/a.xml" >/dev/null
 grep -q '<host id="core-7"' "$out/a.xml" || { echo "pods: no core host"; exit 1; }
@@ -22,26 +23,18 @@ grep -q '<route src="leaf-7-0" dst="leaf-7-3"' "$out/a.xml" || { echo "pods: no 
 "$rectwin" platform "$t" --nodes 128 -o "$out/b.xml" >/dev/null
 if grep -q 'dst="core-' "$out/b.xml"; then echo "one pod: a route to the core"; exit 1; fi
 # refused values, each located at its line
-refuse() { # name, yaml, nodes, line pattern, message pattern
-    if "$rectwin" platform "$2" --nodes "$3" -o "$out/x.xml" 2>"$out/err"; then
-        echo "$1: accepted"; exit 1
-    fi
-    line=$(grep -n "$4" "$2" | head -1 | cut -d: -f1)
-    grep -q "$(basename "$2"):$line:.*$5" "$out/err" || { echo "$1:"; cat "$out/err"; exit 1; }
-    [ ! -e "$out/x.xml" ] || { echo "$1: a refused platform was written"; exit 1; }
-}
 sed -e 's/^  levels: 2 .*/  levels: 1/' "$t" >"$out/l.yaml"
-refuse levels "$out/l.yaml" 256 '^  pod_leaves:' 'levels must be 2 (got 1'
+refuse_platform levels "$out/l.yaml" 256 '^  pod_leaves:' 'levels must be 2 (got 1'
 sed -e 's/^  pod_leaves: 4 .*/  pod_leaves: 33/' "$t" >"$out/p.yaml"
-refuse pod_leaves "$out/p.yaml" 256 '^  pod_leaves:' 'allowed: 1 <= pod_leaves <= 32'
+refuse_platform pod_leaves "$out/p.yaml" 256 '^  pod_leaves:' 'allowed: 1 <= pod_leaves <= 32'
 sed -e 's/^  radix: 64 .*/  radix: 64\n  ecmp: hash/' "$t" >"$out/h.yaml"
-refuse hash "$out/h.yaml" 256 '^  pod_leaves:' 'ecmp: hash is not modeled with pods'
+refuse_platform hash "$out/h.yaml" 256 '^  pod_leaves:' 'ecmp: hash is not modeled with pods'
 sed -e 's/^  oversubscription: 1.0 .*/  oversubscription: 1.0\n  core_oversubscription: 2/' "$src/topologies/dgx-h100.yaml" >"$out/c.yaml"
-refuse core_without_pods "$out/c.yaml" 256 '^  core_oversubscription:' 'read only with pod_leaves'
+refuse_platform core_without_pods "$out/c.yaml" 256 '^  core_oversubscription:' 'read only with pod_leaves'
 sed -e 's/^  core_oversubscription: 1.0 .*/  core_oversubscription: 0.5/' "$t" >"$out/c2.yaml"
-refuse core_below_1 "$out/c2.yaml" 256 '^  core_oversubscription:' 'allowed: \[1, 64\]'
+refuse_platform core_below_1 "$out/c2.yaml" 256 '^  core_oversubscription:' 'allowed: \[1, 64\]'
 cp "$t" "$out/n.yaml"
-refuse too_many_pods "$out/n.yaml" 8200 '^  pod_leaves:' '65 pods, more than a core switch of radix 64'
+refuse_platform too_many_pods "$out/n.yaml" 8200 '^  pod_leaves:' '65 pods, more than a core switch of radix 64'
 # summary.json echoes the pod settings in both engines
 for e in analytic simgrid; do
   "$rectwin" sim "$src/experiments/dlrm-criteo.yaml" --quiet --engine $e --out "$out/s$e" \
