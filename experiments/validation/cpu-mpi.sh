@@ -7,7 +7,8 @@
 # usage: experiments/validation/cpu-mpi.sh [OPTIONS] [BUILD_DIR] [OUT_DIR] [REPEATS]
 #   BUILD_DIR  where rectwin and rectwin-exec are (default build/release)
 #   OUT_DIR    raw results: <case>/{pred,meas-N}/summary.json, ops.csv (default: a temp dir)
-#   REPEATS    exec runs per case (default 3): the measurement is the run of median (or, with
+#   REPEATS    exec runs per case (default 3), in rounds of one run per case, so that a case's
+#              runs are minutes apart: the measurement is the run of median (or, with
 #              --measured fastest, least) iteration time; the spread of the repeats
 #              ((max - min) / median) is the machine's noise;
 #              0: run nothing, only print the table of OUT_DIR's results (for instance the
@@ -154,28 +155,47 @@ json.dump({"iteration_time_s": max(ends), "phases": phases,
 PY
 }
 
-run_case() { # name scenario ranks sets
-  local name=$1 scen=$2 ranks=$3 sets=() s
-  for s in $4; do sets+=(--set "$s"); done
-  local dir=$OUT/$name
-  predict "$name" "$scen" "$ranks" "${sets[@]}" || return 0
-  [ "$PREDICT_ONLY" = 1 ] && return 0
-  sets+=(--set "topology.nodes=$ranks")
-  for i in $(seq 1 "$REPEATS"); do
-    if ! "${MPI[@]}" -np "$ranks" "$X" "$scen" --quiet --out "$dir/meas-$i" "${sets[@]}" </dev/null \
-      >"$dir/meas-$i.log" 2>&1; then
-      echo "$name: not executed ($(grep -m1 -i 'allowed\|refuse\|not' "$dir/meas-$i.log" || tail -1 "$dir/meas-$i.log"))" >&2
-      rm -rf "$dir/meas-$i"
-      return 0
-    fi
-  done
+# The --set arguments of a case (its sets field) as words.
+case_sets() { local s; for s in $1; do echo "--set"; echo "$s"; done; }
+
+predict_case() { # name scenario ranks sets
+  local sets=()
+  mapfile -t sets < <(case_sets "$4")
+  predict "$1" "$2" "$3" "${sets[@]}"
 }
 
+# Run I of a case: rectwin-exec on RANKS ranks into <case>/meas-I.
+measure_case() { # name scenario ranks sets I
+  local name=$1 scen=$2 ranks=$3 i=$5 dir=$OUT/$1 sets=()
+  mapfile -t sets < <(case_sets "$4")
+  sets+=(--set "topology.nodes=$ranks")
+  if ! "${MPI[@]}" -np "$ranks" "$X" "$scen" --quiet --out "$dir/meas-$i" "${sets[@]}" </dev/null \
+    >"$dir/meas-$i.log" 2>&1; then
+    echo "$name: not executed ($(grep -m1 -i 'allowed\|refuse\|not' "$dir/meas-$i.log" || tail -1 "$dir/meas-$i.log"))" >&2
+    rm -rf "$dir/meas-$i"
+    return 1
+  fi
+}
+
+# Every case is predicted, then measured in REPEATS rounds of one run per case, so the runs of a
+# case lie minutes apart: the host's slow stretches last seconds (measurements/cpu/noise-probe/),
+# and back to back one of them could cover every run of a case, as a calibration pass can not
+# (rectwin-calibrate's passes are minutes apart too). A case that fails is not run again.
+declare -A predicted=() failed=()
 if [ "$REPEATS" -gt 0 ] || [ "$PREDICT_ONLY" = 1 ]; then
   while IFS='|' read -r name scen ranks sets; do
-    echo "running $name" >&2
-    run_case "$name" "$scen" "$ranks" "$sets"
+    echo "predicting $name" >&2
+    predict_case "$name" "$scen" "$ranks" "$sets" && predicted[$name]=1
   done < <(cases)
+fi
+if [ "$PREDICT_ONLY" = 0 ]; then
+  for i in $(seq 1 "$REPEATS"); do
+    while IFS='|' read -r name scen ranks sets; do
+      [ -n "${predicted[$name]:-}" ] && [ -z "${failed[$name]:-}" ] || continue
+      echo "round $i of $REPEATS: running $name" >&2
+      measure_case "$name" "$scen" "$ranks" "$sets" "$i" || failed[$name]=1
+    done < <(cases)
+  done
 fi
 
 [ "$BATCHES" = 1 ] && PRED_NOTE=", every timed batch" || PRED_NOTE=
