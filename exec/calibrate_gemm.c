@@ -2,7 +2,7 @@
  * activation): the call rectwin-exec's dense layers make for every linear layer. The model
  * charges backward GEMMs (other transposes) at the rate of the same shape. The grid is every
  * power of 4 up to the largest size and the largest size itself, in all three dimensions, swept
- * --passes times (3; once with --quick). */
+ * --passes times (5; once with --quick). */
 #include <stdlib.h>
 
 #include "calibrate.h"
