@@ -4,9 +4,11 @@
 # MAPE and the machine's noise, printed by experiments/validation/cpu-mpi.sh from the prediction
 # and the rectwin-exec runs of each case.
 #
-# usage: experiments/bench/cpu-mpi-mape.sh                     # the committed runs under
-#                                                              # experiments/measurements/cpu/validation:
-#                                                              # four predictions (below) of each case
+# usage: experiments/bench/cpu-mpi-mape.sh [--dir DIR]         # the committed runs under
+#                                                              # experiments/measurements/cpu/validation
+#                                                              # (or DIR, for instance an earlier run
+#                                                              # beside it): four predictions (below)
+#                                                              # of each case
 #        experiments/bench/cpu-mpi-mape.sh --repredict [BUILD_DIR]
 #                                                              # predict again (deterministic, all four,
 #                                                              # about 2 minutes) against the committed
@@ -17,6 +19,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 V=$root/experiments/measurements/cpu/validation
+if [ "${1:-}" = --dir ]; then
+  [ -d "${2:-}" ] || { echo "cpu-mpi-mape.sh: --dir '${2:-}': not a directory; allowed: a validation directory (experiments/measurements/cpu/validation*)" >&2; exit 2; }
+  V=$(cd "$2" && pwd)
+  shift 2
+fi
 figures() { grep -i 'mape\|noise\|predictions:'; }
 # The four predictions cpu-mpi.md compares: the analytic engine on the N-rank curves, the
 # simgrid engine with the measured machine's 2 shared cores (nproc on the development machine)
