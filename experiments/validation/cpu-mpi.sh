@@ -42,7 +42,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-ENGINE=analytic CORES= PRED=pred PREDICT_ONLY=0 BATCHES=0 MEASURED=median
+ENGINE=analytic CORES='' PRED=pred PREDICT_ONLY=0 BATCHES=0 MEASURED=median
 while [ $# -gt 0 ]; do
   case $1 in
     --engine) ENGINE=$2; shift 2 ;;
@@ -191,7 +191,7 @@ fi
 if [ "$PREDICT_ONLY" = 0 ]; then
   for i in $(seq 1 "$REPEATS"); do
     while IFS='|' read -r name scen ranks sets; do
-      [ -n "${predicted[$name]:-}" ] && [ -z "${failed[$name]:-}" ] || continue
+      if [ -z "${predicted[$name]:-}" ] || [ -n "${failed[$name]:-}" ]; then continue; fi
       echo "round $i of $REPEATS: running $name" >&2
       measure_case "$name" "$scen" "$ranks" "$sets" "$i" || failed[$name]=1
     done < <(cases)
