@@ -31,7 +31,7 @@ figures() { grep -i 'mape\|noise\|predictions:'; }
 variants=("--pred pred" "--engine simgrid --cores 2 --pred pred-simgrid-cores2"
   "--batches --pred pred-batches" "--batches --engine simgrid --cores 2 --pred pred-batches-simgrid-cores2")
 # The every-batch predictions again against each case's fastest repeat, the measurement that
-# pairs with the calibration's fastest-of-passes tables (cpu-mpi.md, "Fastest against fastest").
+# pairs with the calibration's fastest-of-passes tables (cpu-mpi.md).
 fastest=("--batches --measured fastest --pred pred-batches"
   "--batches --engine simgrid --cores 2 --measured fastest --pred pred-batches-simgrid-cores2")
 B=${2:-$root/build/release}
