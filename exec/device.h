@@ -52,6 +52,9 @@ typedef struct rt_xdev_ops {
      * cores, GPU name) and the libraries its kernels use into LIBS (GEMM library, CUDA
      * runtime and driver versions). */
     void (*describe)(rt_xdev *d, char *name, size_t name_size, char *libs, size_t libs_size);
+    /* Bytes of the opened device's last-level cache (a CPU's L3 or L2, a GPU's L2), 0 when the
+     * system does not say: calibration sizes its cache-cold buffers by it. */
+    size_t (*cache_bytes)(rt_xdev *d);
 
     /* Kernels (kernels/kernels.h) on device pointers. */
     rt_kstatus (*gather_pool)(rt_xdev *d, const rt_ktable *t, const int64_t *ids,

@@ -470,6 +470,29 @@ static rt_kstatus rt_xcpu_relpos_bwd(rt_xdev *d, const float *v, const int64_t *
     return rt_kcpu_relpos_attn_bwd(v, offsets, nseq, c, rab, dout, dv, drab);
 }
 
+/* sysfs's largest cache of cpu0 (the L3 where there is one): glibc's sysconf answers 0 for
+ * caches that CPUID does not describe, as in some virtual machines. */
+static size_t rt_xcpu_cache_bytes(rt_xdev *d)
+{
+    (void)d;
+    size_t best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        unsigned long v = 0;
+        char unit = 0;
+        int n = fscanf(f, "%lu%c", &v, &unit);
+        fclose(f);
+        size_t b = (size_t)v * (n == 2 && unit == 'K' ? 1024 : n == 2 && unit == 'M' ? 1 << 20 : 1);
+        if (n >= 1 && b > best) best = b;
+    }
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0 && (size_t)l3 > best) best = (size_t)l3;
+    return best;
+}
+
 const rt_xdev_ops rt_xdev_cpu = {
     .name = "cpu",
     .host_memory = 1,
@@ -486,6 +509,7 @@ const rt_xdev_ops rt_xdev_cpu = {
     .mark_seconds = rt_xcpu_mark_seconds,
     .native_stream = rt_xcpu_native_stream,
     .describe = rt_xcpu_describe,
+    .cache_bytes = rt_xcpu_cache_bytes,
     .gather_pool = rt_xcpu_gather_pool,
     .sequence_lookup = rt_xcpu_sequence_lookup,
     .gather_segments = rt_xcpu_gather_segments,

@@ -624,6 +624,20 @@ static void cuda_describe(rt_xdev *d, char *name, size_t name_size, char *libs, 
              drv / 1000, drv % 1000 / 10);
 }
 
+static int cuda_l2_bytes(const cuda_dev *x, int *l2)
+{
+    RT_XCUDA_CHECK(cudaDeviceGetAttribute(l2, cudaDevAttrL2CacheSize, x->gpu));
+    return 0;
+}
+
+static size_t cuda_cache_bytes(rt_xdev *d)
+{
+    const cuda_dev *x = d->impl;
+    int l2 = 0;
+    if (!x || cuda_l2_bytes(x, &l2) || l2 <= 0) return 0;
+    return (size_t)l2;
+}
+
 const rt_xdev_ops rt_xdev_cuda = {
     .name = "cuda",
     .host_memory = 0,
@@ -640,6 +654,7 @@ const rt_xdev_ops rt_xdev_cuda = {
     .mark_seconds = cuda_mark_seconds,
     .native_stream = cuda_native_stream,
     .describe = cuda_describe,
+    .cache_bytes = cuda_cache_bytes,
     .gather_pool = k_gather_pool,
     .sequence_lookup = k_sequence_lookup,
     .gather_segments = k_gather_segments,

@@ -33,6 +33,20 @@ for op in alltoall allreduce allgather reduce_scatter sendrecv; do
   grep -A1 "^        - op: $op\$" "$sec" | grep -q '^          ranks: 2$' || fail "no 2-rank $op"
 done
 [ "$(grep -c '^        - op:' "$sec")" = 5 ] || fail "a one-rank run measured collectives"
+# The collectives ran on cache-cold buffers: pools of twice cpu0's largest cache (sysfs), or
+# of the largest message where sysfs has none.
+big=0
+for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
+  [ -r "$f" ] || continue
+  v=$(cat "$f")
+  case $v in *K) v=$((${v%K} * 1024)) ;; *M) v=$((${v%M} * 1048576)) ;; esac
+  [ "$v" -gt "$big" ] && big=$v
+done
+mib=$(grep -o 'cache-cold buffers: pools of [0-9]* MiB' "$sec" | grep -o '[0-9][0-9]*')
+[ -n "$mib" ] || fail "no cache-cold pools in the section"
+if [ "$big" -gt 0 ] && [ $((2 * big)) -gt $((1 << 20)) ]; then
+  [ "$mib" = "$(((2 * big + 524288) / 1048576))" ] || fail "pools of $mib MiB, cache $big bytes"
+fi
 # The rest of the file is kept byte for byte; the file loads as a topology.
 head -c "$(wc -c <"$TMP/head.yaml")" "$TOPO" | cmp -s - "$TMP/head.yaml" || fail "the topology's own lines changed"
 "$RECTWIN" collective --topology "$TOPO" --nodes 2 --op allreduce --bytes 1MiB >/dev/null ||
