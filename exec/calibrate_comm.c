@@ -89,11 +89,8 @@ static const struct {
 
 static int group_sweep(rt_xcal *c, int g, char *send_pool, char *recv_pool, size_t pool)
 {
-    cargs a = {.g = g,
-               .me = c->rank % g,
-               .send_pool = send_pool,
-               .recv_pool = recv_pool,
-               .pool = pool};
+    cargs a = {
+        .g = g, .me = c->rank % g, .send_pool = send_pool, .recv_pool = recv_pool, .pool = pool};
     a.grp = c->comm->ops->group_open(c->comm, (rt_group){g, 1}, stderr);
     a.sc = calloc((size_t)g, sizeof(size_t)), a.sd = calloc((size_t)g, sizeof(size_t));
     a.rc = calloc((size_t)g, sizeof(size_t)), a.rd = calloc((size_t)g, sizeof(size_t));
