@@ -24,7 +24,8 @@ static const char *const device_keys[] = {
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
                                         "scale_up_latency", "nvls",     "host_bw",
-                                        "host_latency",     "cores",    NULL};
+                                        "host_latency",     "cores",    "cores_nodes",
+                                        NULL};
 static const char *const net_keys[] = {"nics_per_node",
                                        "nic_bw",
                                        "nic_latency",
@@ -86,6 +87,7 @@ static int parse_device(struct rt_cfg *c, struct fy_node *d, rt_device_spec *dev
 static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, int req)
 {
     int64_t devices = node->devices, cores = node->cores;
+    int64_t cores_nodes = node->cores_nodes > 0 ? node->cores_nodes : 1;
     int kind = node->scale_up;
     if (rt_cfg_check_keys(c, n, node_keys) ||
         rt_cfg_get_int(c, n, "devices", req, 1, 4096, &devices) < 0 ||
@@ -104,6 +106,13 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
         node->cores_cfg = c;
         node->cores_at = fy_node_mapping_lookup_by_string(n, "cores", FY_NT);
     }
+    int has_span = rt_cfg_get_int(c, n, "cores_nodes", 0, 1, 1 << 20, &cores_nodes);
+    if (has_span < 0) return -1;
+    if (has_span == 0) {
+        node->cores_nodes_cfg = c;
+        node->cores_nodes_at = fy_node_mapping_lookup_by_string(n, "cores_nodes", FY_NT);
+    }
+    node->cores_nodes = (int)cores_nodes;
     node->cores = (int)cores;
     node->devices = (int)devices;
     node->scale_up = (rt_scaleup_kind)kind;
@@ -563,8 +572,32 @@ static int check_pods(const rt_topology *t)
     return 0;
 }
 
+/* `node.cores_nodes` groups whole nodes and only shares `node.cores`. */
+static int check_cores_nodes(const rt_topology *t)
+{
+    const rt_node_spec *n = &t->node;
+    const char *what = NULL;
+    char buf[200];
+    if (n->cores_nodes > 1 && n->cores <= 0)
+        what = "node.cores_nodes shares the node.cores cores, and there are none; allowed: set "
+               "node.cores, or no cores_nodes";
+    else if (n->cores_nodes > 1 && t->nodes % n->cores_nodes != 0) {
+        snprintf(buf, sizeof buf,
+                 "%d nodes do not split into groups of %d sharing cores; allowed: a divisor of %d",
+                 t->nodes, n->cores_nodes, t->nodes);
+        what = buf;
+    }
+    if (!what) return 0;
+    if (n->cores_nodes_cfg && n->cores_nodes_at)
+        rt_cfg_error(n->cores_nodes_cfg, n->cores_nodes_at, "%s", what);
+    else
+        fprintf(stderr, "topology node.cores_nodes: %s\n", what);
+    return -1;
+}
+
 int rt_topology_check_faults(const rt_topology *t)
 {
+    if (check_cores_nodes(t) < 0) return -1;
     if (check_pods(t) < 0) return -1;
     if (t->net.family == RT_FAMILY_RAIL_ONLY) {
         char what[256];

@@ -41,6 +41,12 @@ typedef struct rt_node_spec {
     int cores;
     struct rt_cfg *cores_cfg;
     struct fy_node *cores_at;
+    /* `cores_nodes`: consecutive nodes whose devices share one set of `cores` cores (several
+     * nodes emulated on one machine, as rectwin-exec's scenarios of one device per node run on
+     * the development machine); 1 when absent. Where it was given, for the check. */
+    int cores_nodes;
+    struct rt_cfg *cores_nodes_cfg;
+    struct fy_node *cores_nodes_at;
 } rt_node_spec;
 
 /* How a leaf spreads the flows that leave it over its spine ports (ECMP):
@@ -204,6 +210,12 @@ void rt_topology_free(rt_topology *t);
  * pods (fat_tree, ecmp balanced, levels 2, pod_leaves <= radix/2, pods <= radix): 0, or -1
  * after an error located at the entry, at `family:` or at `pod_leaves:`. */
 int rt_topology_check_faults(const rt_topology *t);
+
+/* Nodes whose devices share one set of `node.cores` cores (`node.cores_nodes`, at least 1). */
+static inline int rt_topology_cores_nodes(const rt_topology *t)
+{
+    return t->node.cores_nodes > 1 ? t->node.cores_nodes : 1;
+}
 
 static inline int rt_topology_ranks(const rt_topology *t)
 {

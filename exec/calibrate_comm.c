@@ -8,10 +8,11 @@
  * Every call meets cache-cold buffers: the calls walk through pools of twice the device's
  * last-level cache, so no call finds what the one before it touched. A training step never
  * runs a collective twice on one buffer in a row; between its dense AllReduce of one step and
- * the next, the whole step's data streams through the cache. Repeating the call on one buffer
- * measured 2.1-2.4 ms for a 9.5 MB two-rank AllReduce on the development machine, the pools
- * 2.6-3.4 ms, and rectwin-exec's DLRM AllReduce of that size 2.9-4.3 ms
- * (experiments/measurements/cpu/cache-cold/). */
+ * the next, the whole step's data streams through the cache. On the development machine a
+ * 9.5 MB two-rank AllReduce took 2.0-2.3 ms (median) repeated on one buffer and 2.6-3.1 ms
+ * walking a pool; rectwin-exec's DLRM AllReduce of that size takes 3.6-3.8 ms (median over
+ * runs of the later rank's call), so the pools close about half of that gap; at 64 MB, beyond
+ * the cache either way, the two agree (experiments/measurements/cpu/cache-cold/). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,8 +137,7 @@ int rt_xcal_collectives(rt_xcal *c)
 {
     if (c->world < 2) return 0; /* a one-rank collective costs nothing: nothing to measure */
     size_t pool = pool_bytes(c);
-    /* Both pools hold data, as a training step's buffers do: never-written pages can be
-     * shared zero pages that the first write has to copy. */
+    /* Both pools hold data, as a training step's buffers do. */
     char *send = rt_xcal_alloc(c, pool, 0), *recv = rt_xcal_alloc(c, pool, 0);
     int rc = send && recv ? 0 : -1;
     if (c->out)

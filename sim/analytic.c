@@ -295,17 +295,18 @@ static char *settings_json(const rt_topology *t, const rt_coll_policy *p)
 static int check_cores(const rt_topology *t, FILE *err)
 {
     const rt_node_spec *n = &t->node;
-    if (n->cores <= 0 || n->cores >= n->devices) return 0;
+    int sharing = n->devices * rt_topology_cores_nodes(t); /* devices on one set of cores */
+    if (n->cores <= 0 || n->cores >= sharing) return 0;
     static const char what[] =
-        "%d host cores for %d devices per node: the analytic engine cannot share cores among "
-        "ranks over time; allowed: --engine simgrid (simulates the sharing), node.cores >= "
-        "node.devices, or no node.cores (each rank priced on the curve measured with all ranks "
-        "running)";
+        "%d host cores for %d devices (node.devices x node.cores_nodes): the analytic engine "
+        "cannot share cores among ranks over time; allowed: --engine simgrid (simulates the "
+        "sharing), node.cores >= the devices sharing them, or no node.cores (each rank priced "
+        "on the curve measured with all ranks running)";
     if (n->cores_cfg && n->cores_at)
-        rt_cfg_error(n->cores_cfg, n->cores_at, what, n->cores, n->devices);
+        rt_cfg_error(n->cores_cfg, n->cores_at, what, n->cores, sharing);
     else {
         fprintf(err, "analytic: topology node.cores: ");
-        fprintf(err, what, n->cores, n->devices);
+        fprintf(err, what, n->cores, sharing);
         fputc('\n', err);
     }
     return -1;

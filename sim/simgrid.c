@@ -259,6 +259,7 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
                        "a collective with a measured curve lasts its measured time, no flows");
     if (t->node.cores > 0) {
         rt_json_int(&j, "host_cores", t->node.cores);
+        rt_json_int(&j, "host_cores_nodes", rt_topology_cores_nodes(t));
         rt_json_string(&j, "core_sharing",
                        "kernels execute on their node's shared host cores (simgrid_cores.c), "
                        "priced at one rank alone (the 1-rank calibration run); a rank waiting "

@@ -16,8 +16,9 @@ int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p,
     c->host = calloc((size_t)p->world, sizeof *c->host);
     c->busy = calloc((size_t)p->world, sizeof *c->busy);
     if (!c->host || !c->busy) return -1;
+    int span = rt_topology_cores_nodes(t); /* nodes on one set of cores: the first one's host */
     for (int r = 0; r < p->world; r++) {
-        c->host[r] = hosts[rt_platform_cpu(p, r / p->devices)];
+        c->host[r] = hosts[rt_platform_cpu(p, r / p->devices / span * span)];
         if (!c->host[r] || !(c->busy[r] = sg_mutex_init())) return -1;
     }
     return 0;

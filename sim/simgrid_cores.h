@@ -6,7 +6,9 @@
  * ranks computing on 2 cores each take twice their time and 2 of them once. A rank waiting in
  * a collective executes nothing and takes no core: Open MPI, oversubscribed, yields while it
  * waits (measured: experiments/measurements/cpu/core-sharing/). A rank is one thread, as
- * rectwin-exec's cpu device: its kernels run one at a time whatever their stream. */
+ * rectwin-exec's cpu device: its kernels run one at a time whatever their stream. With
+ * `node.cores_nodes` K, the ranks of K consecutive nodes compute on the first one's host: K
+ * nodes emulated on one machine, whose collectives still run between nodes. */
 #ifndef RT_SIMGRID_CORES_H
 #define RT_SIMGRID_CORES_H
 

@@ -113,6 +113,26 @@ static void out_of_range(void **state)
                  NULL, 0, (e[0] = at(6, 10), e));
 }
 
+/* node.cores_nodes shares node.cores among whole nodes: it needs cores, and a divisor of the
+ * node count. */
+static void bad_cores_nodes(void **state)
+{
+    (void)state;
+    const char *scn = "name: x\nmodel:\n" MODEL "topology:\n" TOPO "  nodes: 2\n"
+                      "plan: {name: flat}\nworkload: {batch_per_rank: 16}\n";
+    const char *no_cores[] = {"topology.node.cores_nodes=2"};
+    const char *e1[] = {"node.cores_nodes shares the node.cores cores, and there are none",
+                        "allowed: set node.cores", NULL};
+    expect_error(scn, no_cores, 1, e1);
+    const char *three[] = {"topology.node.cores=2", "topology.node.cores_nodes=3"};
+    const char *e2[] = {"2 nodes do not split into groups of 3 sharing cores",
+                        "allowed: a divisor of 2", NULL};
+    expect_error(scn, three, 2, e2);
+    const char *zero[] = {"topology.node.cores=2", "topology.node.cores_nodes=0"};
+    const char *e3[] = {"topology.node.cores_nodes", "out of range", NULL};
+    expect_error(scn, zero, 2, e3);
+}
+
 /* faults: each entry is checked where it is written: its link kind, its keys, and its indices
  * against the cluster once the node count is known. */
 static void bad_faults(void **state)
@@ -448,6 +468,7 @@ int main(void)
         cmocka_unit_test(valid_scenario_loads),
         cmocka_unit_test(unknown_key),
         cmocka_unit_test(bad_faults),
+        cmocka_unit_test(bad_cores_nodes),
         cmocka_unit_test(channel_and_tree_tuning_errors),
         cmocka_unit_test(wrong_type),
         cmocka_unit_test(out_of_range),

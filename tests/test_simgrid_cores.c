@@ -9,7 +9,9 @@
  *     2 ms (1 ms of work) and wait in the AllReduce, taking no core; ranks 0 and 1 have 1 ms of
  *     work left and now each own a core: they end at 3 ms. Then the four B's share the 2 cores
  *     again: 2 ms. Iteration 5 ms; a static "4 ranks / 2 cores = 2x" would say 6 ms;
- *   - node.cores 4: one core per rank, as without the key: 3 ms. */
+ *   - node.cores 4: one core per rank, as without the key: 3 ms.
+ * The same ranks as 4 nodes of one device (`node.cores_nodes`): 4 nodes on one set of 2 cores
+ * give the one node's 5 ms; 2 nodes on each set of 2 cores give every rank its own core: 3 ms. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -141,6 +143,31 @@ static void test_one_core_per_rank_is_no_sharing(void **state)
     rt_graph_free(g);
 }
 
+/* The four ranks as four nodes of one device, K consecutive nodes sharing 2 cores. */
+static void fill_nodes_sharing_cores(rt_topology *t, int k)
+{
+    fill_topology(t, 2);
+    t->node.devices = 1;
+    t->node.cores_nodes = k;
+    t->nodes = 4;
+}
+
+static void test_four_nodes_on_two_shared_cores(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_nodes_sharing_cores(&t, 4);
+    rt_graph *g = two_kernels_and_a_collective();
+    double b_start = 0;
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, &b_start), 5 * MS, 1e-6);
+    assert_rel(b_start, 3 * MS, 1e-6);
+    assert_true(iteration(&rt_engine_analytic, &t, g, NULL) < 0); /* 2 cores for 4 devices */
+    fill_nodes_sharing_cores(&t, 2);
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 3 * MS, 1e-6);
+    assert_rel(iteration(&rt_engine_analytic, &t, g, NULL), 3 * MS, 1e-6);
+    rt_graph_free(g);
+}
+
 /* The analytic engine cannot share cores over time: it refuses rather than guess. */
 static void test_analytic_refuses_fewer_cores_than_devices(void **state)
 {
@@ -159,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_two_cores_shared_by_four_ranks),
         cmocka_unit_test(test_one_core_per_rank_is_no_sharing),
         cmocka_unit_test(test_analytic_refuses_fewer_cores_than_devices),
+        cmocka_unit_test(test_four_nodes_on_two_shared_cores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

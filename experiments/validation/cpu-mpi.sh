@@ -14,11 +14,14 @@
 #              0: run nothing, only print the table of OUT_DIR's results (for instance the
 #              committed experiments/measurements/cpu/validation)
 #   --engine E       engine of the predictions (default analytic)
-#   --cores N        predict the machine as it is: one node whose RANKS devices share N host cores
-#                    (--set topology.nodes=1 topology.node.devices=RANKS topology.node.cores=N;
-#                    N < RANKS needs --engine simgrid). Without it each rank is a node of its own
-#                    and its kernels are priced on the curve measured with RANKS ranks running.
-#                    The measurement's sets are unchanged (rectwin-exec only checks nodes x devices)
+#   --cores N        predict the machine as it is: the RANKS nodes of one device that rectwin-exec
+#                    runs, all computing on one set of N host cores (--set topology.node.cores=N
+#                    topology.node.cores_nodes=RANKS; N < RANKS needs --engine simgrid). Without it
+#                    each rank is a node with cores of its own and its kernels are priced on the
+#                    curve measured with RANKS ranks running. Until 2026-11-23 this was one node of
+#                    RANKS devices, which gave SPTT one tower where rectwin-exec forms RANKS
+#   --topology FILE  predict with FILE (its calibration tables) instead of the scenarios' own
+#                    topologies/localhost-cpu.yaml, for instance an earlier calibration
 #   --pred NAME      the predictions' directory in each case (default pred), to keep several
 #   --predict-only   re-run only the predictions (deterministic) into OUT_DIR's cases, keep their
 #                    meas-* (REPEATS is ignored), then print the table
@@ -42,18 +45,21 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-ENGINE=analytic CORES='' PRED=pred PREDICT_ONLY=0 BATCHES=0 MEASURED=median
+ENGINE=analytic CORES='' PRED=pred PREDICT_ONLY=0 BATCHES=0 MEASURED=median TOPO=''
 while [ $# -gt 0 ]; do
   case $1 in
     --engine) ENGINE=$2; shift 2 ;;
     --cores) CORES=$2; shift 2 ;;
+    --topology)
+      [ -f "$2" ] || { echo "cpu-mpi.sh: --topology '$2': no such file; allowed: a topology file (for instance an earlier calibration of localhost-cpu.yaml)" >&2; exit 2; }
+      TOPO=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --pred) PRED=$2; shift 2 ;;
     --predict-only) PREDICT_ONLY=1; shift ;;
     --batches) BATCHES=1; shift ;;
     --measured)
       case $2 in median | fastest) MEASURED=$2 ;; *) echo "cpu-mpi.sh: --measured '$2'; allowed: median, fastest" >&2; exit 2 ;; esac
       shift 2 ;;
-    --*) echo "cpu-mpi.sh: unknown option $1; allowed: --engine E, --cores N, --pred NAME, --predict-only, --batches, --measured median|fastest" >&2; exit 2 ;;
+    --*) echo "cpu-mpi.sh: unknown option $1; allowed: --engine E, --cores N, --topology FILE, --pred NAME, --predict-only, --batches, --measured median|fastest" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -96,8 +102,10 @@ predict() { # name scenario ranks sets...
   local name=$1 scen=$2 ranks=$3 dir=$OUT/$1
   shift 3
   local machine=(--set "topology.nodes=$ranks")
+  [ -n "$TOPO" ] && machine+=(--set "topology.file=$TOPO")
   if [ -n "$CORES" ]; then
-    machine=(--set topology.nodes=1 --set "topology.node.devices=$ranks" --set "topology.node.cores=$CORES")
+    # the nodes rectwin-exec runs (one device each), all on one set of CORES cores
+    machine+=(--set "topology.node.cores=$CORES" --set "topology.node.cores_nodes=$ranks")
   fi
   mkdir -p "$dir"
   rm -rf "${dir:?}/$PRED"
@@ -199,7 +207,7 @@ if [ "$PREDICT_ONLY" = 0 ]; then
 fi
 
 [ "$BATCHES" = 1 ] && PRED_NOTE=", every timed batch" || PRED_NOTE=
-echo "predictions: engine $ENGINE${CORES:+, node.cores $CORES (one node of RANKS devices)}, directory $PRED$PRED_NOTE; measurement: the $MEASURED repeat"
+echo "predictions: engine $ENGINE${CORES:+, node.cores $CORES shared by the RANKS nodes (node.cores_nodes)}${TOPO:+, topology $TOPO}, directory $PRED$PRED_NOTE; measurement: the $MEASURED repeat"
 python3 - "$OUT" "$PRED" "$MEASURED" <<'EOF'
 import json, os, sys
 
@@ -223,6 +231,7 @@ def measured_run(d):
 
 rows, it_err, ph_err, ph_err_big, noise = [], {"dev": [], "held-out": []}, [], [], []
 it_fast, by_ranks, by_model = [], {}, {}
+ph_by_ranks, ph_by_name = {}, {}  # the >= 5 % phases' errors by rank count and by phase
 print("%-16s %5s %11s %11s %8s %8s  %s" % ("case", "set", "pred ms", "meas ms", "err", "spread",
                                          "phases (pred/meas ms, error) carrying >= 5% of the iteration"))
 for name in sorted(os.listdir(out)):
@@ -253,6 +262,8 @@ for name in sorted(os.listdir(out)):
         ph_err.append(abs(pe))
         if m >= 0.05 * tm:
             ph_err_big.append(abs(pe))
+            ph_by_ranks.setdefault(name.rsplit("-", 1)[1], []).append(abs(pe))
+            ph_by_name.setdefault(ph, []).append(abs(pe))
             cells.append("%s %.2f/%.2f %+.0f%%" % (ph, 1e3 * p, 1e3 * m, 100 * pe))
     print("%-16s %5s %11.3f %11.3f %+7.1f%% %8s  %s" % (name, "dev" if group == "dev" else "held",
                                                      1e3 * tp, 1e3 * tm, 100 * e, rep,
@@ -269,6 +280,10 @@ for k in sorted(by_ranks, key=int):
 for k in sorted(by_model):
     print("%-40s" % ("iteration-time MAPE, %s:" % k), mape(by_model[k]))
 print("per-phase MAPE, phases >= 5% of the iteration:", mape(ph_err_big))
+for k in sorted(ph_by_ranks, key=int):
+    print("%-40s" % ("per-phase MAPE (>= 5%%), %s rank(s):" % k), mape(ph_by_ranks[k]))
+for k in sorted(ph_by_name):
+    print("%-40s" % ("per-phase MAPE (>= 5%%), %s:" % k), mape(ph_by_name[k]))
 print("per-phase MAPE, every phase:            ", mape(ph_err))
 print("iteration-time MAPE, fastest repeat:    ", mape(it_fast))
 print("noise: mean spread of the repeats:      ", mape(noise))
