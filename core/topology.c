@@ -22,10 +22,9 @@ static const char *const top_keys[] = {"name",      "source",     "device",  "no
 static const char *const device_keys[] = {
     "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
-static const char *const node_keys[] = {"devices",          "scale_up", "scale_up_bw",
-                                        "scale_up_latency", "nvls",     "host_bw",
-                                        "host_latency",     "cores",    "cores_nodes",
-                                        NULL};
+static const char *const node_keys[] = {
+    "devices", "scale_up",     "scale_up_bw", "scale_up_latency", "nvls",
+    "host_bw", "host_latency", "cores",       "cores_nodes",      NULL};
 static const char *const net_keys[] = {"nics_per_node",
                                        "nic_bw",
                                        "nic_latency",
