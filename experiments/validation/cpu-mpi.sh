@@ -231,7 +231,8 @@ def measured_run(d):
 
 rows, it_err, ph_err, ph_err_big, noise = [], {"dev": [], "held-out": []}, [], [], []
 it_fast, by_ranks, by_model = [], {}, {}
-ph_by_ranks, ph_by_name = {}, {}  # the >= 5 % phases' errors by rank count and by phase
+# the >= 5 % phases' errors by rank count, by phase, by phase and rank count
+ph_by_ranks, ph_by_name, ph_by_name_ranks = {}, {}, {}
 print("%-16s %5s %11s %11s %8s %8s  %s" % ("case", "set", "pred ms", "meas ms", "err", "spread",
                                          "phases (pred/meas ms, error) carrying >= 5% of the iteration"))
 for name in sorted(os.listdir(out)):
@@ -264,6 +265,7 @@ for name in sorted(os.listdir(out)):
             ph_err_big.append(abs(pe))
             ph_by_ranks.setdefault(name.rsplit("-", 1)[1], []).append(abs(pe))
             ph_by_name.setdefault(ph, []).append(abs(pe))
+            ph_by_name_ranks.setdefault((ph, int(name.rsplit("-", 1)[1])), []).append(abs(pe))
             cells.append("%s %.2f/%.2f %+.0f%%" % (ph, 1e3 * p, 1e3 * m, 100 * pe))
     print("%-16s %5s %11.3f %11.3f %+7.1f%% %8s  %s" % (name, "dev" if group == "dev" else "held",
                                                      1e3 * tp, 1e3 * tm, 100 * e, rep,
@@ -284,6 +286,9 @@ for k in sorted(ph_by_ranks, key=int):
     print("%-40s" % ("per-phase MAPE (>= 5%%), %s rank(s):" % k), mape(ph_by_ranks[k]))
 for k in sorted(ph_by_name):
     print("%-40s" % ("per-phase MAPE (>= 5%%), %s:" % k), mape(ph_by_name[k]))
+for ph, r in sorted(ph_by_name_ranks):
+    print("%-40s" % ("per-phase MAPE (>= 5%%), %s, %d rank(s):" % (ph, r)),
+          mape(ph_by_name_ranks[(ph, r)]))
 print("per-phase MAPE, every phase:            ", mape(ph_err))
 print("iteration-time MAPE, fastest repeat:    ", mape(it_fast))
 print("noise: mean spread of the repeats:      ", mape(noise))
