@@ -47,6 +47,13 @@ mib=$(grep -o 'cache-cold buffers: pools of [0-9]* MiB' "$sec" | grep -o '[0-9][
 if [ $((2 * big)) -gt $(((1 << 20) + 8192)) ]; then
   [ "$mib" = "$(((2 * big + 524288) / 1048576))" ] || fail "pools of $mib MiB, cache $big bytes"
 fi
+# The embedding kernels ran on new IDs every call, over tables of twice that cache (8 MiB
+# with --quick where that is more).
+tmib=$(grep -o 'IDs of tables of [0-9]* MiB' "$sec" | head -1 | grep -o '[0-9][0-9]*')
+[ -n "$tmib" ] || fail "no table size of the cache-cold embedding kernels in the section"
+want=$(((2 * big + 524288) / 1048576))
+[ "$want" -gt 8 ] || want=8
+[ "$tmib" = "$want" ] || fail "embedding tables of $tmib MiB, cache $big bytes"
 # The rest of the file is kept byte for byte; the file loads as a topology.
 head -c "$(wc -c <"$TMP/head.yaml")" "$TOPO" | cmp -s - "$TMP/head.yaml" || fail "the topology's own lines changed"
 "$RECTWIN" collective --topology "$TOPO" --nodes 2 --op allreduce --bytes 1MiB >/dev/null ||
