@@ -21,7 +21,7 @@ cp "$tmp/hot.yaml" "$tmp/hot-kernels-hot-collectives.yaml"
 cp "$tmp/cold.yaml" "$tmp/cold-kernels-cold-collectives.yaml"
 M=$root/experiments/measurements/cpu
 # measurement set | the calibration it was validated against
-for pair in validation-2026-11-23-hot-collectives:hot validation-2026-11-23-0804:cold validation:cold; do
+for pair in validation-2026-11-23-hot-collectives:hot validation-2026-11-23-0804:cold validation-2026-11-23-0823:cold; do
   set=${pair%%:*} k=${pair##*:}
   for c in hot cold; do
     topo=$tmp/$k-kernels-$c-collectives.yaml

@@ -11,7 +11,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 dirs = sys.argv[1:] or [os.path.join(here, "..", d) for d in
-                        ("validation", "validation-2026-11-23-0804", "validation-2026-11-23-hot-collectives")]
+                        ("validation-2026-11-23-0823", "validation-2026-11-23-0804", "validation-2026-11-23-hot-collectives")]
 for d in dirs:
     v = []
     for case in ("dlrm-flat-2", "dlrm-fused-2", "dlrm-hsp-2", "dlrm-sptt-2"):
