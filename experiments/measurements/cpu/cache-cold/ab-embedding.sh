@@ -3,7 +3,7 @@
 # (simgrid, node.cores 2, every batch, against each case's fastest run) with the tables of the
 # calibration it was validated against, once with its own gather_pool and sparse_* curves and
 # once with the other calibration's: "hot" (each call repeating one set of IDs, the calibration
-# at e0ad318, 2026-11-23 07:23) or "cold" (new IDs every call, the calibration at COLD).
+# at e0ad318, 2026-11-23 07:23) or "cold" (new IDs every call, the calibration at eab88bd, 10:48).
 # Usage: ab-embedding.sh BUILD_DIR OUTDIR
 #   (writes OUTDIR/ab-<measurement>-<calibration>-tables-<embedding>-embedding.txt)
 # Deterministic; about 6 minutes on 2 cores. The predictions go to temporary copies.
@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 B=${1:?usage: ab-embedding.sh BUILD_DIR OUTDIR} out=${2:?usage: ab-embedding.sh BUILD_DIR OUTDIR}
-HOT=e0ad318 COLD=@COLD@
+HOT=e0ad318 COLD=eab88bd
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 tmp=$(mktemp -d)
