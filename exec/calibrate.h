@@ -65,6 +65,11 @@ int rt_xcal_gemm(rt_xcal *c, const char *const *dtypes, int n_dtypes, double max
 int rt_xcal_kernels(rt_xcal *c);
 int rt_xcal_collectives(rt_xcal *c);
 
+/* Bytes of data a calibration cycles through so that no call finds what the calls before it
+ * touched in cache: twice the device's last-level cache, and at least AT_LEAST. WHAT names the
+ * data in the log line of a device that reports no cache size. */
+size_t rt_xcal_cold_bytes(rt_xcal *c, size_t at_least, const char *what);
+
 /* A device buffer of BYTES filled with small pseudo-random floats (or zeros), or NULL after a
  * message on stderr. */
 void *rt_xcal_alloc(rt_xcal *c, size_t bytes, int zero);

@@ -125,12 +125,7 @@ static int group_sweep(rt_xcal *c, int g, char *send_pool, char *recv_pool, size
 static size_t pool_bytes(rt_xcal *c)
 {
     size_t cap = ((size_t)c->o.max_bytes + 4096 + 4095) / 4096 * 4096;
-    size_t cache = c->dev->ops->cache_bytes ? c->dev->ops->cache_bytes(c->dev) : 0;
-    if (!cache && c->log && c->pass == 0)
-        fprintf(c->log, "calibrate: the device reports no cache size; the collectives' buffers "
-                        "rotate over the largest message's bytes only, and small messages may "
-                        "find them in cache\n");
-    return 2 * cache > cap ? 2 * cache : cap;
+    return rt_xcal_cold_bytes(c, cap, "the collectives' buffers");
 }
 
 int rt_xcal_collectives(rt_xcal *c)

@@ -17,7 +17,8 @@
  * gather; skewed (Zipf) IDs of a real workload hit the cache more often. Every call of a gather
  * or a sparse update takes the next IDs of a pool that covers the table, as every training step
  * brings new IDs: repeating one call's IDs would time rows the previous repetition left in cache
- * (4.6x faster at DLRM's 128 IDs of dim 128: experiments/measurements/cpu/cache-cold/). */
+ * (at DLRM's 128 IDs of dim 128, 4.3x faster for a gather and 4.9x for an SGD update:
+ * experiments/measurements/cpu/cache-cold/gather-probe.log). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,14 +489,14 @@ int rt_xcal_kernels(rt_xcal *c)
             ? (sweep_cfg){8.0 * (1 << 20), 4096, 1 << 20, dims_quick, 1, pool_quick, 1}
             : (sweep_cfg){256.0 * (1 << 20), 4096, 64.0 * (1 << 20), dims_full, 3, pool_full, 3};
     /* Tables of twice the last-level cache, so the pool's rows cannot all stay in it. */
-    size_t cache = c->dev->ops->cache_bytes ? c->dev->ops->cache_bytes(c->dev) : 0;
-    if (2.0 * (double)cache > s.table_bytes) s.table_bytes = 2.0 * (double)cache;
+    double floor_bytes = s.table_bytes;
+    s.table_bytes = (double)rt_xcal_cold_bytes(c, (size_t)floor_bytes, "the embedding tables");
     if (c->out)
         fprintf(
             c->out,
             "      kernels:\n        # gather_pool and sparse_*: every call on new uniform "
             "IDs of tables of %.0f MiB (the larger of twice the last-level cache and %.0f MiB)\n",
-            s.table_bytes / (1 << 20), c->o.quick ? 8.0 : 256.0);
+            s.table_bytes / (1 << 20), floor_bytes / (1 << 20));
     int rc = 0;
     for (int i = 0; i < s.n_dims && !rc; i++)
         for (int j = 0; j < s.n_poolings && !rc; j++)

@@ -164,6 +164,17 @@ void rt_xcal_list(rt_xcal *c, int indent, const char *key, const double *v, int 
     fprintf(c->out, "]\n");
 }
 
+size_t rt_xcal_cold_bytes(rt_xcal *c, size_t at_least, const char *what)
+{
+    size_t cache = c->dev->ops->cache_bytes ? c->dev->ops->cache_bytes(c->dev) : 0;
+    if (!cache && c->log && c->pass == 0)
+        fprintf(c->log,
+                "calibrate: the device reports no cache size; %s cycle through %zu bytes only, "
+                "and may be found in cache\n",
+                what, at_least);
+    return 2 * cache > at_least ? 2 * cache : at_least;
+}
+
 void *rt_xcal_alloc(rt_xcal *c, size_t bytes, int zero)
 {
     rt_xdev *d = c->dev;
