@@ -10,6 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
+. "$here/ab_predict.sh"
 B=${1:?usage: ab-embedding.sh BUILD_DIR OUTDIR} out=${2:?usage: ab-embedding.sh BUILD_DIR OUTDIR}
 HOT=e0ad318 COLD=eab88bd
 mkdir -p "$out"
@@ -18,27 +19,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$root" show $HOT:topologies/localhost-cpu.yaml >"$tmp/hot.yaml"
 git -C "$root" show $COLD:topologies/localhost-cpu.yaml >"$tmp/cold.yaml"
-python3 "$here/swap_embedding_kernels.py" "$tmp/hot.yaml" "$tmp/cold.yaml" "$tmp/hot-tables-cold-embedding.yaml"
-python3 "$here/swap_embedding_kernels.py" "$tmp/cold.yaml" "$tmp/hot.yaml" "$tmp/cold-tables-hot-embedding.yaml"
+python3 "$here/swap_tables.py" embedding "$tmp/hot.yaml" "$tmp/cold.yaml" "$tmp/hot-tables-cold-embedding.yaml"
+python3 "$here/swap_tables.py" embedding "$tmp/cold.yaml" "$tmp/hot.yaml" "$tmp/cold-tables-hot-embedding.yaml"
 cp "$tmp/hot.yaml" "$tmp/hot-tables-hot-embedding.yaml"
 cp "$tmp/cold.yaml" "$tmp/cold-tables-cold-embedding.yaml"
-M=$root/experiments/measurements/cpu
 # measurement set | the calibration it was validated against
 for pair in validation-2026-11-23-0823:hot validation:cold; do
   set=${pair%%:*} k=${pair##*:}
   for e in hot cold; do
-    topo=$tmp/$k-tables-$e-embedding.yaml
-    rm -rf "$tmp/meas" && cp -r "$M/$set" "$tmp/meas"
     t=$out/ab-$set-$k-tables-$e-embedding.txt
-    {
-      echo "# date: $(date -u +%FT%TZ); commit: $(git -C "$root" rev-parse --short HEAD)"
-      echo "# command: experiments/measurements/cpu/cache-cold/ab-embedding.sh (measurements of $set; the $k calibration's tables, the $e calibration's embedding curves)"
-      "$root/experiments/validation/cpu-mpi.sh" --batches --engine simgrid --cores 2 --topology "$topo" \
-        --pred pred-batches-simgrid-cores2 --measured fastest --predict-only "$B" "$tmp/meas" 2>/dev/null
-      echo "# the embedding exchange's own phases (emb_phases.py)"
-      python3 "$here/emb_phases.py" "$tmp/meas" pred-batches-simgrid-cores2
-    } >"$t.tmp"
-    mv "$t.tmp" "$t"
+    ab_predict "$root" "$B" "$set" "$tmp/$k-tables-$e-embedding.yaml" "$t" \
+      "experiments/measurements/cpu/cache-cold/ab-embedding.sh (measurements of $set; the $k calibration's tables, the $e calibration's embedding curves)" \
+      python3 "$here/emb_phases.py"
     printf '%-32s %-4s tables, %-4s embedding: ' "$set" "$k" "$e"
     grep -E 'MAPE, all|phases >= 5%|emb.\* phase MAPE' "$t" | sed 's/  */ /g' | tr '\n' ';'
     echo
