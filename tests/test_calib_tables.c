@@ -212,12 +212,41 @@ static void located_errors(void **state)
     expect_error("  host: test\n", "", (const char *const[]){"host", NULL});
 }
 
+/* The calibrated machines committed under topologies/ (localhost-cpu*.yaml, one per
+ * development machine): each loads as a whole topology, and each of its runs of 1, 2 and 4
+ * ranks (what experiments/validation/cpu-mpi.sh predicts from) has the fp32 GEMM grid, the
+ * gather curve of DLRM's dim 128 and a 2-rank AllReduce curve where it ran 2 ranks or more. */
+static void committed_calibrations_load(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"localhost-cpu.yaml", "localhost-cpu-epyc.yaml"};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/topologies/%s", RT_SOURCE_DIR, files[f]);
+        rt_topology t;
+        char *msg = NULL;
+        if (load(path, &t, &msg)) fail_msg("%s: %s", files[f], msg ? msg : "");
+        free(msg);
+        assert_non_null(t.calib);
+        for (int ranks = 1; ranks <= 4; ranks *= 2) {
+            const rt_calib_run *r = rt_calib_run_for(t.calib, ranks);
+            assert_non_null(r);
+            assert_int_equal(r->ranks, ranks);
+            assert_non_null(rt_calib_gemm(r, RT_DT_FP32));
+            assert_non_null(rt_calib_kernel_curve(r, RT_CK_GATHER_POOL, 128, 1));
+            if (ranks > 1) assert_true(rt_calib_coll_time(r, RT_CC_ALLREDUCE, 2, 1 << 20) > 0);
+        }
+        rt_topology_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(interpolation_by_hand),
         cmocka_unit_test(no_tables_no_calibration),
         cmocka_unit_test(located_errors),
+        cmocka_unit_test(committed_calibrations_load),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

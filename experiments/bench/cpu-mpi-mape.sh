@@ -4,11 +4,16 @@
 # MAPE and the machine's noise, printed by experiments/validation/cpu-mpi.sh from the prediction
 # and the rectwin-exec runs of each case.
 #
-# usage: experiments/bench/cpu-mpi-mape.sh [--dir DIR]         # the committed runs under
+# usage: experiments/bench/cpu-mpi-mape.sh [--dir DIR [--topology FILE]]
+#                                                              # the committed runs under
 #                                                              # experiments/measurements/cpu/validation
 #                                                              # (or DIR, for instance an earlier run
 #                                                              # beside it): four predictions (below)
 #                                                              # of each case
+#        (--topology: the calibration DIR was predicted with, where it is not
+#        topologies/localhost-cpu.yaml: the runs of another machine, for instance
+#        --dir experiments/measurements/cpu/epyc-2026-11-23/validation
+#        --topology topologies/localhost-cpu-epyc.yaml; it goes before the modes below)
 #        experiments/bench/cpu-mpi-mape.sh --repredict [BUILD_DIR]
 #                                                              # predict again (deterministic, all four,
 #                                                              # about 2 minutes) against the committed
@@ -24,6 +29,12 @@ if [ "${1:-}" = --dir ]; then
   V=$(cd "$2" && pwd)
   shift 2
 fi
+TOPO=()
+if [ "${1:-}" = --topology ]; then
+  [ -f "${2:-}" ] || { echo "cpu-mpi-mape.sh: --topology '${2:-}': no such file; allowed: a calibrated topology (topologies/localhost-cpu*.yaml)" >&2; exit 2; }
+  TOPO=(--topology "$2")
+  shift 2
+fi
 figures() { grep -i 'mape\|noise\|predictions:'; }
 # The four predictions cpu-mpi.md compares: the analytic engine on the N-rank curves, the
 # simgrid engine with the measured machine's 2 shared cores (nproc on the development machine)
@@ -35,7 +46,7 @@ variants=("--pred pred" "--engine simgrid --cores 2 --pred pred-simgrid-cores2"
 fastest=("--batches --measured fastest --pred pred-batches"
   "--batches --engine simgrid --cores 2 --measured fastest --pred pred-batches-simgrid-cores2")
 B=${2:-$root/build/release}
-cpu_mpi() { "$root/experiments/validation/cpu-mpi.sh" "$@"; }
+cpu_mpi() { "$root/experiments/validation/cpu-mpi.sh" ${TOPO[@]+"${TOPO[@]}"} "$@"; }
 # Predicts the variants from the second on (FIRST=2) or all (FIRST=1) into DIR's cases, then
 # prints every variant's figures against DIR's measurements.
 predict_and_print() { # DIR FIRST
