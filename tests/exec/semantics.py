@@ -11,9 +11,12 @@ vector (one embedding, one table row).
 --skip: tables left out of the table comparison (see semantics.sh for why). --adaptive: tables
 whose optimizer (Adagrad, row-wise Adagrad, Adam) divides the step by the gradient's own
 magnitude: lr * g / (sqrt(v) + eps). For a gradient that cancels to near 0 that ratio turns a
-rounding-level change of g (1e-14) into a step change of up to lr * 1e-14 / eps, so in close
-mode their rows must agree within lr * 1e-4 absolute, the step change a 1e-12 gradient
-difference can cause with eps = 1e-8; SGD tables keep the 1e-6 bound.
+rounding-level change of g into a step change of up to lr * dg / eps, so in close mode their
+rows must agree within lr * 1e-3 absolute, the step change a 1e-11 gradient difference can
+cause with eps = 1e-8: the rounding of a reordered float sum of gradients of up to about 1e-4
+(float's 6e-8 relative per addition). The bound was lr * 1e-4 (1e-12) until an AMD EPYC guest's
+OpenBLAS gave HSP with groups of 1 a step change of 5.8e-6 at lr 0.05 (dg = 1.2e-12) on Adam's
+table. SGD tables keep the 1e-6 bound.
 --tables-only: compare the final tables alone, for runs whose first iterations differ (a run
 resumed from a checkpoint dumps the embeddings and loss of its own first iteration).
 """
@@ -77,7 +80,7 @@ def main():
     ap.add_argument("--tables-only", action="store_true")
     a = ap.parse_args()
     ref, other, mode, skip = a.ref, a.other, a.mode, tables(a.skip)
-    floor = {t: a.lr * 1e-4 for t in tables(a.adaptive)}
+    floor = {t: a.lr * 1e-3 for t in tables(a.adaptive)}
     if not a.tables_only:
         compare("pooled embeddings", load(os.path.join(ref, "emb.*.txt")),
                 load(os.path.join(other, "emb.*.txt")), mode)

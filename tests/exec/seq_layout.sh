@@ -2,8 +2,9 @@
 # workload.sequence_layout padded (the baseline of seeds 000 and 002): both simulation engines
 # charge the padded dense work and memory, rectwin-exec runs the padded layout with the
 # conversions' bytes checked against the graph, and one step trains exactly as jagged does
-# (bitwise for HSTU; within 1e-6 for MTGR, whose GEMMs see more rows) while the layers run on
-# more tokens.
+# (within semantics.py's close bounds: the padded GEMMs see more rows, and a BLAS may block
+# them another way; bit for bit for HSTU on the Intel Xeon guest's OpenBLAS, not on the AMD
+# EPYC guest's) while the layers run on more tokens.
 source "$(dirname "$0")/lib.sh"
 SCEN=$SRC/tests/data/exec-tiny-hstu.yaml
 [ -n "$RECTWIN" ] || fail "usage: seq_layout.sh EXEC SRC RECTWIN"
@@ -31,7 +32,7 @@ check_variants "--set workload.sequence_layout=padded" \
 py=$(dirname "$0")/semantics.py
 one_step hj
 one_step hp --set workload.sequence_layout=padded
-python3 "$py" "$TMP/hj" "$TMP/hp" bitwise || fail "padded HSTU differs from jagged"
+python3 "$py" "$TMP/hj" "$TMP/hp" close --adaptive 0 --lr 0.05 || fail "padded HSTU differs from jagged"
 m=--set\ model.file=exec-tiny-mtgr-model.yaml
 # shellcheck disable=SC2086
 one_step mj $m
