@@ -318,6 +318,14 @@ static int embedding_family(rt_xcal *c, const sweep_cfg *s, int dim, int pooling
     return rc;
 }
 
+/* Floats by which the streams y, m and v start past x, y and m. Buffers of one power-of-two size
+ * come back from mmap a page apart modulo that size; on the AMD Zen 4 guest such addresses
+ * share the L1 way predictor's hashed tag, and dense Adam's four streams ran at half speed
+ * (3.3-4.0 against 6.7 GB/s; experiments/measurements/cpu/zen4-2026-11-23/calibration/
+ * adam-layout.log). exec's buffers have the model's sizes, so their distances are no such
+ * power; one cache line between streams is enough to tell them apart. */
+enum { STREAM_SKEW = 16 };
+
 /* A stream kernel over N elements of X (and Y, M, V): elementwise, permute, norm, softmax,
  * dense Adam. */
 static int stream_family(rt_xcal *c, const sweep_cfg *s)
@@ -327,14 +335,19 @@ static int stream_family(rt_xcal *c, const sweep_cfg *s)
     size_t cap = (size_t)(s->hi / 4) + 64;
     kargs a = {0};
     a.x = rt_xcal_alloc(c, cap * 4, 0);
-    a.y = rt_xcal_alloc(c, cap * 4, 0);
-    a.m = rt_xcal_alloc(c, cap * 4, 1);
-    a.v = rt_xcal_alloc(c, cap * 4, 1);
+    a.y = rt_xcal_alloc(c, (cap + STREAM_SKEW) * 4, 0);
+    a.m = rt_xcal_alloc(c, (cap + 2 * STREAM_SKEW) * 4, 1);
+    a.v = rt_xcal_alloc(c, (cap + 3 * STREAM_SKEW) * 4, 1);
     a.mean = rt_xcal_alloc(c, cap * 4, 1);
     a.rstd = rt_xcal_alloc(c, cap * 4, 1);
     a.ids = rt_xcal_alloc(c, cap * 8, 1);
     void *bufs[] = {a.x, a.y, a.m, a.v, a.mean, a.rstd, a.ids};
     int rc = a.x && a.y && a.m && a.v && a.mean && a.rstd && a.ids ? 0 : -1;
+    if (!rc) {
+        a.y += STREAM_SKEW;
+        a.m += 2 * STREAM_SKEW;
+        a.v += 3 * STREAM_SKEW;
+    }
     static const struct {
         const char *name;
         rt_xcal_fn fn;

@@ -219,7 +219,8 @@ static void located_errors(void **state)
 static void committed_calibrations_load(void **state)
 {
     (void)state;
-    static const char *const files[] = {"localhost-cpu.yaml", "localhost-cpu-epyc.yaml"};
+    static const char *const files[] = {"localhost-cpu.yaml", "localhost-cpu-epyc.yaml",
+                                        "localhost-cpu-epyc-zen4.yaml"};
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         char path[512];
         snprintf(path, sizeof path, "%s/topologies/%s", RT_SOURCE_DIR, files[f]);

@@ -38,12 +38,7 @@ rt_kstatus rt_kcpu_dcn_cross_bwd(const float *x0, const float *xl, const float *
         dq[i] = dy[i] * x0[i];
         dx0[i] = dy[i] * q[i];
     }
-    for (int64_t j = 0; j < d; j++) {
-        float s = 0.0f;
-        for (int64_t b = 0; b < batch; b++)
-            s += dq[b * d + j];
-        dbias[j] = s;
-    }
+    rt_kcpu_col_sums(dq, batch, d, dbias);
     rt_kstatus st = rt_kcpu_gemm(1, 0, d, r, batch, 1.0f, dq, d, p, r, 0.0f, du, r);
     if (st == RT_K_OK) st = rt_kcpu_gemm(0, 0, batch, r, d, 1.0f, dq, d, u, r, 0.0f, dp, r);
     if (st == RT_K_OK) st = rt_kcpu_gemm(1, 0, d, r, batch, 1.0f, xl, d, dp, r, 0.0f, dv, r);

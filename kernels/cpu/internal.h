@@ -7,6 +7,23 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* sums[c] = sum over rows r of m[r * cols + c]: a bias gradient. Accumulated row by row so the
+ * inner loop runs along memory and vectorizes; a column-by-column loop is one chain of
+ * dependent float adds, which cost a linear layer's backward more than its GEMMs on a Zen 4
+ * guest (experiments/measurements/cpu/linear-bwd/). Each column still adds its rows in order
+ * 0, 1, ..., so the sums are the same floats. */
+static inline void rt_kcpu_col_sums(const float *restrict m, int64_t rows, int64_t cols,
+                                    float *restrict sums)
+{
+    for (int64_t c = 0; c < cols; c++)
+        sums[c] = 0.0f;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *restrict row = m + r * cols;
+        for (int64_t c = 0; c < cols; c++)
+            sums[c] += row[c];
+    }
+}
+
 /* Reads row `row` of t into dst as fp32. */
 static inline void rt_kcpu_row_load(const rt_ktable *t, int64_t row, float *dst)
 {

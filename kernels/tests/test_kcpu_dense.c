@@ -82,6 +82,18 @@ static void test_linear(rt_tctx *t, rt_trng *r, int64_t batch, int64_t in, int64
     RT_TCLOSE(t, "linear dx", dx, dxw, batch * in, 1e-4, 1e-5);
     RT_TCLOSE(t, "linear dw", dw, dww, out * in, 1e-4, 1e-5);
     RT_TCLOSE(t, "linear db", db, dbw, out, 1e-4, 1e-5);
+    /* db sums each column of dz in row order 0, 1, ...: bit for bit the floats of a
+     * column-by-column loop, the order the CUDA kernel's column_sums adds in */
+    for (int64_t o = 0; o < out; o++) {
+        float s = 0.0f;
+        for (int64_t b = 0; b < batch; b++) {
+            const float yv = y[b * out + o], g = dy[b * out + o];
+            s += act == RT_KACT_RELU      ? (yv > 0.0f ? g : 0.0f)
+                 : act == RT_KACT_SIGMOID ? g * yv * (1.0f - yv)
+                                          : g;
+        }
+        RT_TCHECK(t, memcmp(&s, &db[o], sizeof s) == 0);
+    }
     free(x), free(w), free(bias), free(y), free(dy), free(dx), free(dw), free(db);
     free(yw), free(dz), free(dxw), free(dww), free(dbw);
 }
