@@ -319,11 +319,11 @@ static int embedding_family(rt_xcal *c, const sweep_cfg *s, int dim, int pooling
 }
 
 /* Floats by which the streams y, m and v start past x, y and m. Buffers of one power-of-two size
- * come back from mmap a page apart modulo that size; on the AMD Zen 4 guest such addresses
- * share the L1 way predictor's hashed tag, and dense Adam's four streams ran at half speed
- * (3.3-4.0 against 6.7 GB/s; experiments/measurements/cpu/zen4-2026-11-23/calibration/
- * adam-layout.log). exec's buffers have the model's sizes, so their distances are no such
- * power; one cache line between streams is enough to tell them apart. */
+ * come back from mmap a page apart modulo that size, and on the AMD Zen 4 guest dense Adam's
+ * four streams then ran at 2.9-4.5 GB/s, against 6.6-6.8 one cache line apart
+ * (experiments/measurements/cpu/zen4-2026-11-23/calibration/adam-layout.log; the L1 way
+ * predictor's hashed tags are the likely cause, not proven). exec's buffers have the model's
+ * sizes, so their distances are no such power. */
 enum { STREAM_SKEW = 16 };
 
 /* A stream kernel over N elements of X (and Y, M, V): elementwise, permute, norm, softmax,

@@ -9,9 +9,10 @@
 
 /* sums[c] = sum over rows r of m[r * cols + c]: a bias gradient. Accumulated row by row so the
  * inner loop runs along memory and vectorizes; a column-by-column loop is one chain of
- * dependent float adds, which cost a linear layer's backward more than its GEMMs on a Zen 4
- * guest (experiments/measurements/cpu/linear-bwd/). Each column still adds its rows in order
- * 0, 1, ..., so the sums are the same floats. */
+ * dependent float adds per column, which with a branchy activation gradient made a linear
+ * layer's backward 13x its GEMMs at 13 -> 512 on a Zen 4 guest
+ * (experiments/measurements/cpu/linear-bwd/lbwd-old.log). Each column still adds its rows in
+ * order 0, 1, ..., so the sums are the same floats. */
 static inline void rt_kcpu_col_sums(const float *restrict m, int64_t rows, int64_t cols,
                                     float *restrict sums)
 {

@@ -31,8 +31,8 @@ rt_kstatus rt_kcpu_linear_fwd(const float *x, int64_t batch, int64_t in, int64_t
 
 /* One loop per activation, each a select the compiler vectorizes. Written as one loop with the
  * activation tested per element, it compiled to a branch on y > 0, which a ReLU output takes at
- * random: on a Zen 4 guest the mispredictions cost more than both GEMMs of a 13 -> 512
- * layer (experiments/measurements/cpu/linear-bwd/). */
+ * random; with the serial bias sum it made a 13 -> 512 layer's backward 13x its two GEMMs on a
+ * Zen 4 guest (experiments/measurements/cpu/linear-bwd/lbwd-old.log). */
 static void act_grad(rt_kact act, const float *restrict y, const float *restrict dy,
                      float *restrict dz, int64_t n)
 {
