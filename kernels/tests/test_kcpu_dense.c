@@ -126,7 +126,18 @@ static void test_dot(rt_tctx *t, rt_trng *r, int64_t batch, int64_t nf, int64_t 
     RT_TCLOSE(t, "dot fwd", out, want, batch * np, 1e-5, 1e-5);
     RT_TCHECK(t, rt_kcpu_dot_interact_bwd(x, dout, batch, nf, d, dx) == RT_K_OK);
     RT_TCLOSE(t, "dot bwd", dx, dwant, batch * nf * d, 1e-5, 1e-5);
-    free(x), free(out), free(dout), free(dx), free(want), free(dwant);
+    /* Each gradient row adds its pair terms in the order of the other vector's index: bit for
+     * bit the floats of adding every pair's term into both of its rows, pairs in output order. */
+    float *dpair = calloc((size_t)(batch * nf * d), 4);
+    for (int64_t b = 0, p = 0; b < batch; b++)
+        for (int64_t i = 1; i < nf; i++)
+            for (int64_t j = 0; j < i; j++, p++)
+                for (int64_t e = 0; e < d; e++) {
+                    dpair[(b * nf + i) * d + e] += dout[p] * x[(b * nf + j) * d + e];
+                    dpair[(b * nf + j) * d + e] += dout[p] * x[(b * nf + i) * d + e];
+                }
+    RT_TCHECK(t, memcmp(dpair, dx, (size_t)(batch * nf * d) * 4) == 0);
+    free(x), free(out), free(dout), free(dx), free(want), free(dwant), free(dpair);
 }
 
 /* DCN: packed params x0 | xl | u | v | bias, loss = sum(y * dy). */
@@ -230,6 +241,7 @@ int main(void)
     test_dot(&t, &r, 1, 2, 1);
     test_dot(&t, &r, 5, 27, 16);
     test_dot(&t, &r, 3, 9, 33);
+    test_dot(&t, &r, 2, 4, 70);
     test_dcn(&t, &r, 1, 1, 1);
     test_dcn(&t, &r, 3, 7, 2);
     test_dcn(&t, &r, 5, 13, 4);
