@@ -3,7 +3,7 @@
 
 /* Independent partial sums per dot product. One running sum is a chain of dependent float
  * adds, which no compiler may reorder; DOT_LANES of them vectorize. At DLRM's shape on a Zen 4
- * guest the forward went from 4.05 to 16.05 GFLOP/s
+ * guest the forward went from 4.00-4.06 to 15.97-16.12 GFLOP/s
  * (experiments/measurements/cpu/interaction/probe.log). */
 enum { DOT_LANES = 16 };
 
@@ -80,7 +80,7 @@ static void grad_row_tail(const float *restrict tb, const float *restrict g, int
 /* Each gradient row is accumulated in registers and written once. The pairwise form (zero the
  * whole gradient, then add each pair's term into both of its rows) read and wrote two rows per
  * pair, and its rate moved with where its buffers landed: over fresh processes on a Zen 4 guest,
- * 11.1-22.7 GFLOP/s at DLRM's shape against 24.0-25.0 for this form
+ * 11.14-22.71 GFLOP/s at DLRM's shape against 23.95-24.95 for this form
  * (experiments/measurements/cpu/interaction/probe.log). Every row still adds its terms in the
  * order j = 0, 1, ..., so the gradient is the same floats. */
 rt_kstatus rt_kcpu_dot_interact_bwd(const float *t, const float *dout, int64_t batch, int64_t nf,
