@@ -2,9 +2,9 @@
  * is a piece here). Bytes of pointwise passes are 4-byte floats read + written, the counting
  * the calibration uses for its families (exec/calibrate_kernels.c): elementwise (axpy 12 B per
  * element; a zero fill 4, a bias reduction 4, an activation gradient 12), permute (rows x 8 index
- * bytes + rows x width x 8), norm, softmax and SiLU (forward 8, backward 12 B per element):
- * SiLU and softmax evaluate an exponential per element, which a CPU computes far slower than
- * it streams bytes, so they have curves of their own. */
+ * bytes + rows x width x 8; a row copy without the index bytes), norm, softmax and SiLU (forward 8,
+ * backward 12 B per element): SiLU and softmax evaluate an exponential per element, which a CPU
+ * computes far slower than it streams bytes, so they have curves of their own. */
 #include "layer_ops.h"
 
 #include "calib.h"
@@ -45,6 +45,13 @@ static void axpy(sink *s, double elems)
 static void permute(sink *s, double rows, double width)
 {
     bytes(s, RT_CK_PERMUTE, rows * 8 + rows * width * 8, (int)width);
+}
+
+/* A pitched copy of rows of WIDTH floats, exec's concatenation and its split: a permute in
+ * order, without the index bytes. The calibration has no copy family of its own. */
+static void copy_rows(sink *s, double rows, double width)
+{
+    bytes(s, RT_CK_PERMUTE, rows * width * 8, (int)width);
 }
 
 /* linear_fwd: y = x w^T + b (bias and activation inside the kernel's pass over y) */
@@ -98,8 +105,8 @@ static int segments(const rt_model *m, const rt_layer *l, double *w, int *grad, 
     return n;
 }
 
-/* Several input segments are concatenated (zero, then one scatter per segment) before the
- * forward, and the input gradient split back (one gather per segment) after the backward. */
+/* Several input segments are concatenated (one row copy per segment) before the forward, and
+ * the input gradient split back (one row copy per segment) after the backward. */
 static void concat(sink *s, const rt_model *m, const rt_layer *l, double rows, int bwd)
 {
     enum { CAP = 1024 };
@@ -107,9 +114,8 @@ static void concat(sink *s, const rt_model *m, const rt_layer *l, double rows, i
     int grad[CAP];
     int n = segments(m, l, w, grad, CAP);
     if (n < 2) return;
-    if (!bwd) bytes(s, RT_CK_ELEMENTWISE, 4 * rows * l->in_width * (double)l->in_vectors, 0);
     for (int i = 0; i < n && i < CAP; i++)
-        if (!bwd || grad[i]) permute(s, rows, w[i]);
+        if (!bwd || grad[i]) copy_rows(s, rows, w[i]);
 }
 
 static void dot(sink *s, const rt_layer *l, double rows, int bwd)
@@ -119,13 +125,12 @@ static void dot(sink *s, const rt_layer *l, double rows, int bwd)
     double f = rows * nf * (nf - 1) * d;
     if (!bwd) {
         flops(s, RT_CK_INTERACTION, f, (int)d);
-        bytes(s, RT_CK_ELEMENTWISE, 4 * rows * (d + np), 0); /* output concatenation */
-        permute(s, rows, d);
-        permute(s, rows, np);
+        copy_rows(s, rows, d); /* output concatenation: the first vector, then the pairs */
+        copy_rows(s, rows, np);
         return;
     }
-    permute(s, rows, np);
-    permute(s, rows, d);
+    copy_rows(s, rows, np);
+    copy_rows(s, rows, d);
     flops(s, RT_CK_INTERACTION_BWD, 2 * f, (int)d);
     permute(s, rows, d); /* the passed-through first vector's gradient */
 }
@@ -257,15 +262,13 @@ static void mmoe(sink *s, const rt_layer *l, double R, int bwd)
             bytes(s, RT_CK_ELEMENTWISE, 4 * (E * R * S + R * E + R * S), 0); /* mix */
             chain(s, 0, R, S, l->tower_sizes, l->n_tower_sizes, 0);
         }
-        if (K > 1) {
-            bytes(s, RT_CK_ELEMENTWISE, 4 * R * K * tw, 0);
+        if (K > 1)
             for (int t = 0; t < K; t++)
-                permute(s, R, tw);
-        }
+                copy_rows(s, R, tw);
         return;
     }
     for (int t = 0; t < K; t++) {
-        if (K > 1) permute(s, R, tw);
+        if (K > 1) copy_rows(s, R, tw);
         chain(s, 1, R, S, l->tower_sizes, l->n_tower_sizes, 1);
         bytes(s, RT_CK_ELEMENTWISE, 4 * (2 * E * R * S + R * S + 2 * R * E), 0); /* mix bwd */
         if (t) axpy(s, E * R * S);

@@ -121,14 +121,17 @@ static void mlp_pieces_by_hand(void **state)
     close_to(pc[3].amount, 4.0 * 32 * 8);
     close_to(pc[5].m, 16), close_to(pc[5].n, 5), close_to(pc[5].k, 32);
     assert_int_equal(pc[6].kind, RT_PIECE_BYTES); /* bias of the first linear, no dX GEMM */
-    /* dot forward: the concatenation of bottom and 6 tables (zero + 7 scatters), the kernel's
-     * 32 x 7 x 6 x 8 FLOPs, the output's zero and two scatters */
+    /* dot forward: the concatenation of bottom and 6 tables (7 row copies), the kernel's
+     * 32 x 7 x 6 x 8 FLOPs, the output's two row copies (the first vector, the 21 pairs) */
     n = rt_layer_pieces(m, 1, 0, 32, 0, 0, pc, 64);
-    assert_int_equal(n, 1 + 7 + 1 + 1 + 2);
-    assert_int_equal(pc[8].kind, RT_PIECE_FLOPS);
-    assert_int_equal(pc[8].family, RT_CK_INTERACTION);
-    close_to(pc[8].amount, 32.0 * 7 * 6 * 8);
-    close_to(pc[1].amount, 32 * 8 + 32 * 8 * 8.0); /* permute: 8 B index + 8 B per float */
+    assert_int_equal(n, 7 + 1 + 2);
+    assert_int_equal(pc[7].kind, RT_PIECE_FLOPS);
+    assert_int_equal(pc[7].family, RT_CK_INTERACTION);
+    close_to(pc[7].amount, 32.0 * 7 * 6 * 8);
+    assert_int_equal(pc[0].family, RT_CK_PERMUTE);
+    close_to(pc[0].amount, 32 * 8 * 8.0); /* a row copy: 8 B per float, no index */
+    close_to(pc[8].amount, 32 * 8 * 8.0);
+    close_to(pc[9].amount, 32 * 21 * 8.0);
     rt_pipeline_free(&p);
 }
 
