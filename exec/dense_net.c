@@ -433,6 +433,13 @@ static void concat_free(concat *c)
     free(c->col);
 }
 
+/* Who a concatenation belongs to, for messages: a layer's input or output, or (no layer) the
+ * sequence tables' tokens. */
+static const char *concat_owner(const dlayer *l)
+{
+    return l ? name_or(l->def->name) : "sequence tokens";
+}
+
 static int concat_fwd(rt_dnet *n, const concat *c, const float *const *src, int64_t rows,
                       float *dst, const dlayer *l, FILE *err)
 {
@@ -441,7 +448,8 @@ static int concat_fwd(rt_dnet *n, const concat *c, const float *const *src, int6
     for (int i = 0; i < c->n; i++)
         if (d->ops->copy2d(d, dst + c->col[i], f * (size_t)c->width, src[i], f * (size_t)c->pw[i],
                            f * (size_t)c->pw[i], (size_t)rows))
-            return fail(err, "layer %s: concatenating piece %d failed", lname(l), i);
+            return fail(err, "%s%s: concatenating piece %d failed", l ? "layer " : "",
+                        concat_owner(l), i);
     return 0;
 }
 
@@ -452,7 +460,8 @@ static int concat_piece_grad(rt_dnet *n, const concat *c, int i, const float *dc
     const size_t f = sizeof(float);
     if (n->d->ops->copy2d(n->d, dst, f * (size_t)c->pw[i], dcat + c->col[i], f * (size_t)c->width,
                           f * (size_t)c->pw[i], (size_t)rows))
-        return fail(err, "layer %s: splitting piece %d of the gradient failed", lname(l), i);
+        return fail(err, "%s%s: splitting piece %d of the gradient failed", l ? "layer " : "",
+                    concat_owner(l), i);
     return 0;
 }
 

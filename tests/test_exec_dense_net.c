@@ -38,7 +38,7 @@ static const char *const dlrm_text =
     "embeddings]}\n"
     "  - {type: mlp, name: top, sizes: [8, 1]}\n";
 
-/* DCN shape with unequal table widths (concatenation granules of 1) and fan-out: the bottom
+/* DCN shape with unequal table widths (pieces at odd columns) and fan-out: the bottom
  * output and the embeddings feed both the cross network and the top mlp, so their gradients
  * are sums over two consumers. */
 static const char *const dcn_text =
