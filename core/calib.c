@@ -35,7 +35,7 @@ const char *const rt_calib_coll_names[] = {"alltoall",       "allreduce", "allga
 static const char *const top_keys[] = {"date",      "host",    "device", "backends",
                                        "libraries", "command", "runs",   NULL};
 static const char *const run_keys[] = {
-    "ranks", "dispatch", "host_per_iteration", "gemm", "kernels", "collectives", NULL};
+    "ranks", "cpu_bind", "dispatch", "host_per_iteration", "gemm", "kernels", "collectives", NULL};
 static const char *const gemm_keys[] = {"dtype", "m", "n", "k", "flops", NULL};
 static const char *const kernel_keys[] = {"kernel", "dim",   "pooling", "bytes",
                                           "bw",     "flops", "rate",    NULL};
@@ -193,6 +193,7 @@ static int parse_run(rt_cfg *cfg, struct fy_node *map, rt_calib_run *r)
     int ok = 1;
     if (rt_cfg_check_keys(cfg, map, run_keys) ||
         rt_cfg_get_int(cfg, map, "ranks", 1, 1, 1 << 20, &ranks) < 0 ||
+        rt_cfg_get_str(cfg, map, "cpu_bind", 0, &r->cpu_bind) < 0 ||
         rt_cfg_get_unit(cfg, map, "dispatch", 0, RT_UNIT_TIME, 0, 1, &r->dispatch_s) < 0 ||
         rt_cfg_get_unit(cfg, map, "host_per_iteration", 0, RT_UNIT_TIME, 0, 10,
                         &r->host_per_iteration_s) < 0)
@@ -240,7 +241,7 @@ static void run_free(rt_calib_run *r)
         rt_curve_free(&r->kernels[i].c);
     for (int i = 0; r->colls && i < r->n_colls; i++)
         rt_curve_free(&r->colls[i].c);
-    free(r->gemm), free(r->kernels), free(r->colls);
+    free(r->cpu_bind), free(r->gemm), free(r->kernels), free(r->colls);
 }
 
 void rt_calib_free(rt_calib *c)

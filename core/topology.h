@@ -217,6 +217,14 @@ static inline int rt_topology_cores_nodes(const rt_topology *t)
     return t->node.cores_nodes > 1 ? t->node.cores_nodes : 1;
 }
 
+/* The core that local rank L of S ranks sharing N cores runs on: consecutive ranks in blocks
+ * (ranks 0 and 1 of 4 on core 0 of 2), as rectwin-exec's cpu device pins them (exec/cpu_bind.c).
+ * With S <= N, the first of the rank's N / S cores, which it has to itself. */
+static inline int rt_core_block(int l, int s, int n)
+{
+    return (int)((long long)l * n / s);
+}
+
 static inline int rt_topology_ranks(const rt_topology *t)
 {
     return t->nodes * t->node.devices;

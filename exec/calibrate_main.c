@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "calibrate.h"
 #include "check_mpi.h"
+#include "cpu_bind.h"
 #include "dtype.h"
 
 enum { MAX_DTYPES = RT_DT_COUNT };
@@ -21,6 +22,7 @@ typedef struct args {
     const char *dtypes[MAX_DTYPES];
     int n_dtypes;
     double gemm_max;
+    rt_xbind bind;
     rt_xcal_opts o;
 } args;
 
@@ -47,7 +49,9 @@ static void usage(FILE *f)
             "  --passes P    sweeps of every table; each point keeps its fastest (default 5,\n"
             "                1 with --quick): another job on the machine only slows a point\n"
             "                down, so the fastest pass is the machine's own rate\n"
-            "  --command T   the command line recorded in the section\n");
+            "  --command T   the command line recorded in the section\n"
+            "  --cpu-bind P  cpu device: block (default) or none, as rectwin-exec places its\n"
+            "                ranks (its --cpu-bind); recorded in the run\n");
 }
 
 static int parse_double(const char *flag, const char *v, double lo, double hi, double *out)
@@ -117,6 +121,9 @@ static int parse_args(int argc, char **argv, args *a)
             a->out = v;
         else if (!strcmp(f, "--command"))
             a->command = v;
+        else if (!strcmp(f, "--cpu-bind")) {
+            if (rt_xbind_parse(v, &a->bind, "rectwin-calibrate", stderr)) return -1;
+        }
         else if (!strcmp(f, "--dtypes")) {
             if (parse_dtypes(a, v)) return -1;
         } else if (!strcmp(f, "--gemm-max")) {
@@ -152,16 +159,18 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-static int local_rank(void)
+/* This rank's index and count among the ranks of its machine. */
+static int local_ranks(int *r, int *n)
 {
     MPI_Comm local;
-    int r = 0, rank;
+    int rank;
     RT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     RT_MPI_CHECK(
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-    RT_MPI_CHECK(MPI_Comm_rank(local, &r));
+    RT_MPI_CHECK(MPI_Comm_rank(local, r));
+    RT_MPI_CHECK(MPI_Comm_size(local, n));
     RT_MPI_CHECK(MPI_Comm_free(&local));
-    return r;
+    return 0;
 }
 
 static rt_xmath math_of(const char *dtype)
@@ -191,7 +200,7 @@ static void quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void header(FILE *f, const args *a, const rt_xdev *d, rt_xcomm *c)
+static void header(FILE *f, const args *a, const rt_xdev *d, rt_xcomm *c, const char *placement)
 {
     char name[512] = "", libs[512] = "", comm[256] = "", host[256] = "localhost", date[64];
     d->ops->describe((rt_xdev *)d, name, sizeof name, libs, sizeof libs);
@@ -215,10 +224,13 @@ static void header(FILE *f, const args *a, const rt_xdev *d, rt_xcomm *c)
     quoted(f, all);
     fprintf(f, "\n  command: ");
     quoted(f, a->command ? a->command : "mpirun -np N rectwin-calibrate");
-    fprintf(f, "\n  runs:\n    - ranks: %d\n", c->world);
+    fprintf(f, "\n  runs:\n    - ranks: %d\n      cpu_bind: ", c->world);
+    quoted(f, placement);
+    fputc('\n', f);
 }
 
 typedef struct state {
+    char placement[128]; /* this rank's cpu_bind.c placement */
     rt_xdev dev;
     rt_xcomm comm;
     int dev_open, comm_open;
@@ -259,7 +271,12 @@ static int measure_passes(rt_xcal *c)
 
 static int measure(state *s, const args *a, rt_xcal *c)
 {
-    int lr = local_rank();
+    int lr = 0, ln = 1;
+    if (local_ranks(&lr, &ln)) return -1;
+    snprintf(s->placement, sizeof s->placement, "none (not a cpu device)");
+    if (!strcmp(a->device, "cpu") &&
+        agree(rt_xbind_apply(a->bind, lr, ln, s->placement, sizeof s->placement, stderr)))
+        return -1;
     int rc = agree(open_device(s, "fp32", lr));
     c->dev = &s->dev;
     if (rc) return -1;
@@ -334,7 +351,7 @@ int main(int argc, char **argv)
         char *head = NULL;
         size_t hlen = 0;
         FILE *h = open_memstream(&head, &hlen);
-        if (h) header(h, &a, &s.dev, &s.comm);
+        if (h) header(h, &a, &s.dev, &s.comm, s.placement);
         if (!h || fclose(h)) {
             rc = -1;
         } else {

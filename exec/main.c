@@ -9,6 +9,7 @@
 
 #include "check_mpi.h"
 #include "checkpoint.h"
+#include "cpu_bind.h"
 #include "criteo.h"
 #include "dump.h"
 #include "pipeline.h"
@@ -24,6 +25,7 @@ typedef struct args {
     int n_sets, warmup, iterations, check_bytes, quiet;
     char fault_kind[8], fault_op[128];
     double op_timeout;
+    rt_xbind bind;
 } args;
 
 static void usage(FILE *f)
@@ -33,7 +35,7 @@ static void usage(FILE *f)
         "usage: mpirun -np N rectwin-exec SCENARIO [--set k=v]... [--device cpu|cuda]\n"
         "         [--comm mpi|nccl] [--out DIR] [--warmup N] [--iterations N] [--data FILE]\n"
         "         [--check-bytes] [--op-timeout S] [--dump DIR] [--checkpoint DIR]\n"
-        "         [--resume DIR] [--quiet]\n"
+        "         [--resume DIR] [--cpu-bind block|none] [--quiet]\n"
         "\n"
         "Trains the scenario for real, one MPI rank per device, and writes the measured\n"
         "DIR/summary.json, ops.csv and trace.json (default DIR: results/<scenario>/exec/).\n"
@@ -53,6 +55,10 @@ static void usage(FILE *f)
         "  --resume DIR    start from checkpoint DIR: the run continues with the iteration\n"
         "                  after the saved one (warm-up included); any rank count, plan and\n"
         "                  sharding of the same model\n"
+        "  --cpu-bind P    cpu device: block (default) pins the local ranks in consecutive\n"
+        "                  blocks of the CPUs they may use (ranks 0, 1 of 4 on the first of 2);\n"
+        "                  none leaves placement to the kernel. A launcher's binding to one\n"
+        "                  CPU stands\n"
         "  --inject-fault die|hang|fail@RANK:OP  for tests: RANK dies, hangs or fails at op OP\n");
 }
 
@@ -120,6 +126,8 @@ static int parse_args(int argc, char **argv, args *a)
             a->checkpoint = v;
         } else if (!strcmp(f, "--resume")) {
             a->resume = v;
+        } else if (!strcmp(f, "--cpu-bind")) {
+            if (rt_xbind_parse(v, &a->bind, "rectwin-exec", stderr)) return -1;
         } else if (!strcmp(f, "--inject-fault")) {
             a->fault = v;
         } else if (!strcmp(f, "--warmup")) {
@@ -228,17 +236,19 @@ static int world_matches(const rt_graph *g, FILE *err)
     return -1;
 }
 
-static int local_rank(void)
+/* This rank's index and count among the ranks of its machine. */
+static void local_ranks(int *r, int *n)
 {
     MPI_Comm local;
-    int r = 0, rank;
+    int rank;
+    *r = 0, *n = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local) ==
         MPI_SUCCESS) {
-        MPI_Comm_rank(local, &r);
+        MPI_Comm_rank(local, r);
+        MPI_Comm_size(local, n);
         MPI_Comm_free(&local);
     }
-    return r;
 }
 
 static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
@@ -256,13 +266,19 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
         !(R->data = rt_criteo_open(a->data, s->model.dense_features, s->model.n_tables, stderr)))
         return -1;
     R->dev.ops = dops;
-    int marks = 2 + 2 * R->p.graph->n_ops;
-    if (dops->open(&R->dev, local_rank(), marks, math_of(s->plan.dense_dtype), stderr)) return -1;
+    int marks = 2 + 2 * R->p.graph->n_ops, lr, ln;
+    local_ranks(&lr, &ln);
+    char placement[sizeof R->x.cpu_bind] = "none (not a cpu device)";
+    if (!strcmp(dops->name, "cpu") &&
+        rt_xbind_apply(a->bind, lr, ln, placement, sizeof placement, stderr))
+        return -1;
+    if (dops->open(&R->dev, lr, marks, math_of(s->plan.dense_dtype), stderr)) return -1;
     R->dev_open = 1;
     R->comm.ops = cops;
     if (cops->open(&R->comm, &R->dev, stderr)) return -1;
     R->comm_open = 1;
     if (rt_xexec_open(&R->x, s, R->p.graph, &R->dev, &R->comm, stderr)) return -1;
+    snprintf(R->x.cpu_bind, sizeof R->x.cpu_bind, "%s", placement);
     /* Refused before the run: a checkpoint without the module would resume it from its seed. */
     if (R->x.tm && (a->checkpoint || a->resume)) {
         fprintf(stderr,

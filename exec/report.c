@@ -132,10 +132,10 @@ static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, 
              "iterations per op\", "
              "\"iteration_wall_median_s\": %.9g, \"iteration_wall_spread_s\": %.9g, "
              "\"framework_overhead_s\": %.9g, \"loss_first\": %.9g, \"loss_last\": %.9g, "
-             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld%s%s}",
+             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld, \"cpu_bind\": \"%s\"%s%s}",
              x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, batches,
              s->wall_median_s, s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last,
-             s->bytes_checked, s->bytes_mismatched, hash, neg);
+             s->bytes_checked, s->bytes_mismatched, x->cpu_bind, hash, neg);
     return buf;
 }
 

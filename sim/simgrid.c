@@ -261,9 +261,10 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
         rt_json_int(&j, "host_cores", t->node.cores);
         rt_json_int(&j, "host_cores_nodes", rt_topology_cores_nodes(t));
         rt_json_string(&j, "core_sharing",
-                       "kernels execute on their node's shared host cores (simgrid_cores.c), "
-                       "priced at one rank alone (the 1-rank calibration run); a rank waiting "
-                       "in a collective takes no core");
+                       "each rank's kernels execute on the host core it is pinned to, "
+                       "consecutive ranks in blocks as rectwin-exec pins them "
+                       "(simgrid_cores.c), priced at one rank alone (the 1-rank calibration "
+                       "run); a rank waiting in a collective takes no core");
     }
     rt_json_string(&j, "link_latency",
                    "the topology's, simulated on the platform's links (as rectwin platform "

@@ -8,17 +8,22 @@
 #include <simgrid/host.h>
 #include <simgrid/mutex.h>
 
-int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p,
-                     const sg_host_t *hosts)
+int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p)
 {
     *c = (rt_sg_cores){.shared = t->node.cores > 0};
     if (!c->shared) return 0;
     c->host = calloc((size_t)p->world, sizeof *c->host);
     c->busy = calloc((size_t)p->world, sizeof *c->busy);
     if (!c->host || !c->busy) return -1;
-    int span = rt_topology_cores_nodes(t); /* nodes on one set of cores: the first one's host */
+    int span = p->cores_span, cores = t->node.cores;
     for (int r = 0; r < p->world; r++) {
-        c->host[r] = hosts[rt_platform_cpu(p, r / p->devices / span * span)];
+        /* rectwin-exec's placement: the set's ranks pinned in blocks (exec/cpu_bind.c) */
+        int head = r / p->devices / span * span;
+        int nodes = span < p->nodes - head ? span : p->nodes - head;
+        int core = rt_core_block(r - head * p->devices, nodes * p->devices, cores);
+        char name[64];
+        rt_platform_core_name(p, head, core, name, sizeof name);
+        c->host[r] = sg_host_by_name(name);
         if (!c->host[r] || !(c->busy[r] = sg_mutex_init())) return -1;
     }
     return 0;

@@ -121,6 +121,7 @@ rt_platform *rt_platform_new(const rt_topology *t, int nodes, const char **why)
     p->gpu_speed = bf16 > 0 ? bf16 : t->device.peak_flops[RT_DT_FP32];
     if (!(p->gpu_speed > 0)) p->gpu_speed = 1e12;
     p->cores = t->node.cores;
+    p->cores_span = rt_topology_cores_nodes(t);
     p->bw = calloc((size_t)p->n_links, sizeof(double));
     p->lat = calloc((size_t)p->n_links, sizeof(double));
     if (!p->bw || !p->lat) {
@@ -286,15 +287,21 @@ static void write_pair_routes(const rt_platform *p, FILE *f)
         }
 }
 
-/* The core count of a node's cpu host (node.cores: the devices' kernels share them,
- * sim/simgrid_cores.c); other hosts keep SimGrid's one core. */
-static const char *cores_attr(const rt_platform *p, int h)
+void rt_platform_core_name(const rt_platform *p, int node, int core, char *buf, size_t size)
 {
-    static char buf[32];
-    buf[0] = 0;
-    if (p->cores > 0 && h >= p->world + p->nodes && h < p->world + 2 * p->nodes)
-        snprintf(buf, sizeof buf, " core=\"%d\"", p->cores);
-    return buf;
+    snprintf(buf, size, "core-%d-%d", node / p->cores_span * p->cores_span, core);
+}
+
+/* node.cores: each set of shared cores as one-core hosts, so that a rank pinned to a core
+ * shares that core only (sim/simgrid_cores.c). They compute and have no routes. */
+static void write_core_hosts(const rt_platform *p, FILE *f)
+{
+    char name[64];
+    for (int n = 0; p->cores > 0 && n < p->nodes; n += p->cores_span)
+        for (int k = 0; k < p->cores; k++) {
+            rt_platform_core_name(p, n, k, name, sizeof name);
+            fprintf(f, "  <host id=\"%s\" speed=\"1e9f\"/>\n", name);
+        }
 }
 
 int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_routes, FILE *f)
@@ -311,9 +318,10 @@ int rt_platform_write_xml(const rt_platform *p, const rt_topology *t, int pair_r
     fputs("<platform version=\"4.1\">\n<zone id=\"rectwin\" routing=\"Full\">\n", f);
     for (int h = 0; h < p->n_hosts; h++) {
         rt_platform_host_name(p, h, name, sizeof name);
-        fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"%s/>\n", name,
-                h < p->world ? p->gpu_speed : 1e9, cores_attr(p, h));
+        fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"/>\n", name,
+                h < p->world ? p->gpu_speed : 1e9);
     }
+    write_core_hosts(p, f);
     if (p->fabric->comment) p->fabric->comment(p, f);
     for (int i = 0; i < t->faults.n; i++) {
         const rt_fault *x = &t->faults.f[i];
@@ -358,8 +366,7 @@ static void sample_host(const rt_platform *p, FILE *f, long long h)
 {
     char name[64];
     rt_platform_host_name(p, (int)h, name, sizeof name);
-    fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"%s/>\n", name, h < p->world ? p->gpu_speed : 1e9,
-            cores_attr(p, (int)h));
+    fprintf(f, "  <host id=\"%s\" speed=\"%.17gf\"/>\n", name, h < p->world ? p->gpu_speed : 1e9);
 }
 
 static void sample_link(const rt_platform *p, FILE *f, long long l)

@@ -79,7 +79,8 @@ typedef struct rt_platform {
     double *bw;       /* [duplex link] bytes/s per direction */
     double *lat;      /* [duplex link] seconds */
     double gpu_speed; /* FLOP/s written on device hosts (kernels are timed by the engine) */
-    int cores;        /* node.cores: cores of each node's cpu host (0: absent, one core) */
+    int cores;      /* node.cores: one-core hosts "core-N-K" per set of shared cores (0: none) */
+    int cores_span; /* node.cores_nodes: nodes on one set; N above is the set's first node */
 } rt_platform;
 
 /* The largest platform XML rectwin writes (rt_platform_xml_bytes): SimGrid keeps several times
@@ -108,6 +109,10 @@ static inline int rt_platform_leaf(const rt_platform *p, int plane, int leaf)
 {
     return p->world + 2 * p->nodes + plane * p->leaves + leaf;
 }
+
+/* Writes the name of core K of the set of shared cores that node NODE computes on into BUF
+ * ("core-0-1"; sim/simgrid_cores.c runs CPU ranks' kernels on them). */
+void rt_platform_core_name(const rt_platform *p, int node, int core, char *buf, size_t size);
 
 /* Writes host or duplex-link name into BUF ("gpu-3", "nic-1-0"). */
 void rt_platform_host_name(const rt_platform *p, int host, char *buf, size_t size);

@@ -735,7 +735,7 @@ int rt_sg_simulate(const rt_sg_job *job)
     simgrid_init(&argc, argv);
     simgrid_load_platform(job->platform_path);
     find_hosts(&S);
-    RT_SG_CHECK(&S, rt_sg_cores_init(&S.cores, job->t, job->p, S.hosts) == 0);
+    RT_SG_CHECK(&S, rt_sg_cores_init(&S.cores, job->t, job->p) == 0);
     rank_actor *actors = calloc((size_t)S.world * RT_STREAM_COUNT, sizeof(rank_actor));
     if (!actors) sim_fail(&S, "out of memory");
     start_ranks(&S, actors);

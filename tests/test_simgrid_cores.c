@@ -3,12 +3,14 @@
  *
  * The graph: 4 ranks on one node, each runs kernel A, then an AllReduce of all four (0 bytes,
  * zero latencies: it costs nothing but the wait for the last member), then kernel B. Alone on
- * a core, A takes 2 ms on ranks 0 and 1 and 1 ms on ranks 2 and 3; B takes 1 ms everywhere.
+ * a core, A takes 2 ms on ranks 0 and 1 and 1 ms on ranks 2 and 3; B takes 1 ms on ranks 0 and
+ * 2 and nothing on ranks 1 and 3.
  *   - no node.cores (every device computes on its own): A ends at 2 ms, B at 3 ms;
- *   - node.cores 2: the four A's share 2 cores, each at half speed; ranks 2 and 3 finish at
- *     2 ms (1 ms of work) and wait in the AllReduce, taking no core; ranks 0 and 1 have 1 ms of
- *     work left and now each own a core: they end at 3 ms. Then the four B's share the 2 cores
- *     again: 2 ms. Iteration 5 ms; a static "4 ranks / 2 cores = 2x" would say 6 ms;
+ *   - node.cores 2: ranks are pinned in blocks, as rectwin-exec pins them: ranks 0 and 1 on
+ *     core 0, ranks 2 and 3 on core 1. Core 0 runs both A's at half speed: 4 ms; core 1 its two
+ *     at half speed: 2 ms, then idles (rank 0 cannot use it). The AllReduce ends at 4 ms. B runs
+ *     alone on each core: 1 ms. Iteration 5 ms, B starting at 4 ms. Sharing the 2 cores among
+ *     all four ranks (unpinned) would say 4 ms, a static "4 ranks / 2 cores = 2x" 6 ms;
  *   - node.cores 4: one core per rank, as without the key: 3 ms.
  * The same ranks as 4 nodes of one device (`node.cores_nodes`): 4 nodes on one set of 2 cores
  * give the one node's 5 ms; 2 nodes on each set of 2 cores give every rank its own core: 3 ms. */
@@ -80,7 +82,7 @@ static rt_graph *two_kernels_and_a_collective(void)
     for (int r = 0; r < 4; r++) {
         rt_graph_cost(g, a, r)->flops = (r < 2 ? 2 : 1) * MS * 1e12;
         rt_graph_cost(g, c, r)->bytes = 0;
-        rt_graph_cost(g, b, r)->flops = 1 * MS * 1e12;
+        rt_graph_cost(g, b, r)->flops = (r % 2 ? 0 : 1) * MS * 1e12;
     }
     return g;
 }
@@ -108,13 +110,13 @@ static double iteration(const rt_engine *engine, const rt_topology *t, const rt_
     return end;
 }
 
-/* The hand-computed timeline of the four ranks on 2 cores (top of the file): 5 ms, and B
- * starts at 3 ms, after the slow ranks' A ran its second half on a core of its own. */
+/* The hand-computed timeline of the four ranks pinned to 2 cores (top of the file): 5 ms, and
+ * B starts at 4 ms, when ranks 0 and 1 have shared core 0 for all of their A. */
 static void assert_four_ranks_share_two_cores(const rt_topology *t, const rt_graph *g)
 {
     double b_start = 0;
     assert_rel(iteration(&rt_engine_simgrid, t, g, &b_start), 5 * MS, 1e-6);
-    assert_rel(b_start, 3 * MS, 1e-6);
+    assert_rel(b_start, 4 * MS, 1e-6);
 }
 
 static void test_without_cores_each_device_computes_alone(void **state)
