@@ -34,8 +34,8 @@ const char *const rt_calib_coll_names[] = {"alltoall",       "allreduce", "allga
 
 static const char *const top_keys[] = {"date",      "host",    "device", "backends",
                                        "libraries", "command", "runs",   NULL};
-static const char *const run_keys[] = {
-    "ranks", "cpu_bind", "dispatch", "host_per_iteration", "gemm", "kernels", "collectives", NULL};
+static const char *const run_keys[] = {"ranks", "cpu_bind", "dispatch",    "host_per_iteration",
+                                       "gemm",  "kernels",  "collectives", NULL};
 static const char *const gemm_keys[] = {"dtype", "m", "n", "k", "flops", NULL};
 static const char *const kernel_keys[] = {"kernel", "dim",   "pooling", "bytes",
                                           "bw",     "flops", "rate",    NULL};

@@ -88,7 +88,7 @@ typedef struct rt_coll_curve {
 } rt_coll_curve;
 
 typedef struct rt_calib_run {
-    int ranks; /* ranks that ran at the same time on the measured machine */
+    int ranks;      /* ranks that ran at the same time on the measured machine */
     char *cpu_bind; /* where the cpu device pinned them (rank 0's), NULL when not recorded */
     double dispatch_s;
     double host_per_iteration_s;

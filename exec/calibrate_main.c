@@ -123,8 +123,7 @@ static int parse_args(int argc, char **argv, args *a)
             a->command = v;
         else if (!strcmp(f, "--cpu-bind")) {
             if (rt_xbind_parse(v, &a->bind, "rectwin-calibrate", stderr)) return -1;
-        }
-        else if (!strcmp(f, "--dtypes")) {
+        } else if (!strcmp(f, "--dtypes")) {
             if (parse_dtypes(a, v)) return -1;
         } else if (!strcmp(f, "--gemm-max")) {
             if (parse_double(f, v, 1, 65536, &a->gemm_max)) return -1;

@@ -170,7 +170,7 @@ typedef struct rt_xexec {
     rt_xgroup **groups;
     rt_xbytes *moved; /* [op], filled while `counting` */
     int counting;
-    int64_t iteration; /* sparse optimizer step counter base */
+    int64_t iteration;  /* sparse optimizer step counter base */
     char cpu_bind[128]; /* where rank 0 runs (cpu_bind.c), for summary.json */
 } rt_xexec;
 

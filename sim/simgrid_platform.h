@@ -79,8 +79,8 @@ typedef struct rt_platform {
     double *bw;       /* [duplex link] bytes/s per direction */
     double *lat;      /* [duplex link] seconds */
     double gpu_speed; /* FLOP/s written on device hosts (kernels are timed by the engine) */
-    int cores;      /* node.cores: one-core hosts "core-N-K" per set of shared cores (0: none) */
-    int cores_span; /* node.cores_nodes: nodes on one set; N above is the set's first node */
+    int cores;        /* node.cores: one-core hosts "core-N-K" per set of shared cores (0: none) */
+    int cores_span;   /* node.cores_nodes: nodes on one set; N above is the set's first node */
 } rt_platform;
 
 /* The largest platform XML rectwin writes (rt_platform_xml_bytes): SimGrid keeps several times
