@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
     fputs("usage: rectwin platform TOPOLOGY --nodes H -o FILE.xml [--pair-routes auto|yes|no]\n"
           "Writes the SimGrid platform (XML, DTD 4.1) generated from the topology file for H\n"
-          "nodes: hosts gpu-R, nvs-H, cpu-H, leaf-P-L (spine-P-S under scale_out.ecmp: hash);\n"
+          "nodes: hosts gpu-R, nvs-H, cpu-H, leaf-P-L (spine-P-S under scale_out.ecmp: hash;\n"
+          "core-H-K, which only compute, under node.cores);\n"
           "SPLITDUPLEX links nvlink-R, nic-H-K, uplink-P-L (uplink-P-L-S per spine port under\n"
           "ecmp: hash; none under scale_out.family: rail_only; torus-N-K from node N's\n"
           "router, its leaf, to its + neighbour in dimension K under family: torus;\n"

@@ -1,7 +1,9 @@
 /* A SimGrid platform generated from a topology and a node count (DESIGN.md section 6).
  *
  * Hosts: one per device ("gpu-R", R = rank), one NVSwitch endpoint per node ("nvs-H"), one
- * CPU per node ("cpu-H") and one endpoint per leaf switch ("leaf-P-L", plane P, leaf L).
+ * CPU per node ("cpu-H") and one endpoint per leaf switch ("leaf-P-L", plane P, leaf L); with
+ * node.cores, one-core hosts "core-H-K" (core K of the set of shared cores that starts at node
+ * H), which compute and have no routes.
  * Every link is SPLITDUPLEX (independent UP and DOWN directions):
  *   nvlink-R     device R <-> its node's NVSwitch (UP: device to switch); the scale-up
  *                crossbar is these links alone, so any two devices of a node meet only
