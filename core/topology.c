@@ -23,8 +23,8 @@ static const char *const device_keys[] = {
     "name", "peak_flops", "hbm", "hbm_bw", "launch_overhead", "efficiency", NULL};
 static const char *const eff_keys[] = {"flops", "hbm", NULL};
 static const char *const node_keys[] = {
-    "devices", "scale_up",     "scale_up_bw", "scale_up_latency", "nvls",
-    "host_bw", "host_latency", "cores",       "cores_nodes",      NULL};
+    "devices",      "scale_up", "scale_up_bw", "scale_up_latency", "nvls", "host_bw",
+    "host_latency", "cores",    "cores_nodes", "core_slice",       NULL};
 static const char *const net_keys[] = {"nics_per_node",
                                        "nic_bw",
                                        "nic_latency",
@@ -97,7 +97,9 @@ static int parse_node(struct rt_cfg *c, struct fy_node *n, rt_node_spec *node, i
                         &node->scale_up_latency) < 0 ||
         rt_cfg_get_bool(c, n, "nvls", 0, &node->nvls) < 0 ||
         rt_cfg_get_unit(c, n, "host_bw", req, RT_UNIT_BANDWIDTH, 1e6, BW_MAX, &node->host_bw) < 0 ||
-        rt_cfg_get_unit(c, n, "host_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->host_latency) < 0)
+        rt_cfg_get_unit(c, n, "host_latency", req, RT_UNIT_TIME, 0, T_MAX, &node->host_latency) <
+            0 ||
+        rt_cfg_get_unit(c, n, "core_slice", 0, RT_UNIT_TIME, 0, 1, &node->core_slice) < 0)
         return -1;
     int has_cores = rt_cfg_get_int(c, n, "cores", 0, 1, 1 << 20, &cores);
     if (has_cores < 0) return -1;

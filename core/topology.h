@@ -47,6 +47,11 @@ typedef struct rt_node_spec {
     int cores_nodes;
     struct rt_cfg *cores_nodes_cfg;
     struct fy_node *cores_nodes_at;
+    /* `core_slice`: how long the host's scheduler runs one of two CPU-bound tasks on a core
+     * before the other (measured: experiments/measurements/cpu/stagger/slice_probe.c); with it
+     * the simgrid engine shares a core in turns of this length rather than evenly at every
+     * instant. 0 when absent. */
+    double core_slice;
 } rt_node_spec;
 
 /* How a leaf spreads the flows that leave it over its spine ports (ECMP):

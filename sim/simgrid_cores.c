@@ -7,14 +7,19 @@
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
 
-int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p)
+int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p, int actors)
 {
-    *c = (rt_sg_cores){.shared = t->node.cores > 0};
+    *c = (rt_sg_cores){.shared = t->node.cores > 0, .slice = t->node.core_slice};
     if (!c->shared) return 0;
     c->host = calloc((size_t)p->world, sizeof *c->host);
     c->busy = calloc((size_t)p->world, sizeof *c->busy);
-    if (!c->host || !c->busy) return -1;
+    c->turn = calloc((size_t)p->world, sizeof *c->turn);
+    c->holding = calloc((size_t)p->world, sizeof *c->holding);
+    c->used = calloc((size_t)p->world, sizeof *c->used);
+    c->active = calloc((size_t)p->world, sizeof *c->active);
+    if (!c->host || !c->busy || !c->turn || !c->holding || !c->used || !c->active) return -1;
     int span = p->cores_span, cores = t->node.cores;
     for (int r = 0; r < p->world; r++) {
         /* rectwin-exec's placement: the set's ranks pinned in blocks (exec/cpu_bind.c) */
@@ -25,8 +30,72 @@ int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p)
         rt_platform_core_name(p, head, core, name, sizeof name);
         c->host[r] = sg_host_by_name(name);
         if (!c->host[r] || !(c->busy[r] = sg_mutex_init())) return -1;
+        c->active[r] = actors;
+        /* one turn token per core, kept by the core's first rank; the others point at it */
+        int first = r;
+        while (first > 0 && c->host[first - 1] == c->host[r])
+            first--;
+        if (c->slice > 0 && first == r && !(c->turn[r] = sg_sem_init(1))) return -1;
+        if (c->slice > 0 && first != r) c->turn[r] = c->turn[first];
     }
     return 0;
+}
+
+/* Turns: the rank holds its core's token while it computes, for at most one slice at a time
+ * (the token queue is first come, first served), and gives it back when it waits. */
+static void take_core(rt_sg_cores *c, int rank)
+{
+    if (c->holding[rank]) return;
+    sg_sem_acquire(c->turn[rank]);
+    c->holding[rank] = 1, c->used[rank] = 0;
+}
+
+static void give_core(rt_sg_cores *c, int rank)
+{
+    if (!c->holding[rank]) return;
+    c->holding[rank] = 0;
+    sg_sem_release(c->turn[rank]);
+}
+
+static void run_in_turns(rt_sg_cores *c, int rank, double seconds)
+{
+    while (seconds > 0) {
+        take_core(c, rank);
+        double run = c->slice - c->used[rank];
+        if (run > seconds) run = seconds;
+        sg_actor_sleep_for(run);
+        seconds -= run, c->used[rank] += run;
+        if (c->used[rank] >= c->slice) give_core(c, rank); /* slice over: queue again */
+    }
+}
+
+/* A rank waits when every one of its stream actors waits: only then does its core go to the
+ * others (exec's rank is one thread; an actor that waits while another of the rank's actors
+ * computes is that thread's later op). */
+void rt_sg_cores_wait(rt_sg_cores *c, int rank)
+{
+    if (!c->shared || !(c->slice > 0)) return;
+    if (--c->active[rank] > 0) return;
+    sg_actor_yield(); /* an actor of the rank woken at this instant goes on first */
+    if (c->active[rank] == 0 && sg_mutex_try_lock(c->busy[rank])) {
+        give_core(c, rank);
+        sg_mutex_unlock(c->busy[rank]);
+    }
+}
+
+void rt_sg_cores_go(rt_sg_cores *c, int rank)
+{
+    if (c->shared && c->slice > 0) c->active[rank]++;
+}
+
+void rt_sg_cores_resume(rt_sg_cores *c, int rank)
+{
+    if (!c->shared || !(c->slice > 0)) return;
+    c->active[rank]++;
+    /* a kernel of the rank that runs or awaits the core already takes it for the rank */
+    if (!sg_mutex_try_lock(c->busy[rank])) return;
+    take_core(c, rank);
+    sg_mutex_unlock(c->busy[rank]);
 }
 
 int rt_sg_cores_kernel(rt_sg_cores *c, int rank, double seconds)
@@ -37,6 +106,11 @@ int rt_sg_cores_kernel(rt_sg_cores *c, int rank, double seconds)
     }
     if (!(seconds > 0)) return 0;
     sg_mutex_lock(c->busy[rank]);
+    if (c->slice > 0) {
+        run_in_turns(c, rank, seconds);
+        sg_mutex_unlock(c->busy[rank]);
+        return 0;
+    }
     sg_exec_t e = sg_actor_exec_init(seconds * sg_host_get_speed(c->host[rank]));
     int rc = -1;
     if (e) {
@@ -52,7 +126,13 @@ void rt_sg_cores_free(rt_sg_cores *c, int world)
 {
     for (int r = 0; c->busy && r < world; r++)
         if (c->busy[r]) sg_mutex_destroy(c->busy[r]);
+    for (int r = 0; c->turn && r < world; r++)
+        if (c->turn[r] && (r == 0 || c->turn[r - 1] != c->turn[r])) sg_sem_destroy(c->turn[r]);
     free(c->host);
     free(c->busy);
+    free(c->turn);
+    free(c->holding);
+    free(c->used);
+    free(c->active);
     *c = (rt_sg_cores){0};
 }

@@ -11,7 +11,16 @@
  * collective while another computes (experiments/measurements/cpu/stagger/). A rank is one
  * thread, as rectwin-exec's cpu device: its kernels run one at a time whatever their stream.
  * With `node.cores_nodes` K, the ranks of K consecutive nodes share the first one's cores: K
- * nodes emulated on one machine, whose collectives still run between nodes. */
+ * nodes emulated on one machine, whose collectives still run between nodes.
+ *
+ * With `node.core_slice` s, the ranks of a core take turns instead of splitting it at every
+ * instant, as the host's scheduler runs them: a rank that computes holds its core for up to s
+ * (across kernels: exec's rank does not stop between ops), then queues behind the core's other
+ * ranks; a rank that waits (in a collective, or for another stream) gives its core up; and a rank
+ * whose collective has completed needs its core back to return from it, so it leaves the
+ * collective only when its core-mate's turn ends. Two ranks with equal work on one core then end
+ * up to s apart, and the first to leave a collective computes while the other is still in it,
+ * as measured (experiments/measurements/cpu/stagger/). */
 #ifndef RT_SIMGRID_CORES_H
 #define RT_SIMGRID_CORES_H
 
@@ -24,15 +33,31 @@ typedef struct rt_sg_cores {
     int shared;       /* the topology sets node.cores */
     sg_host_t *host;  /* [rank] the core it is pinned to */
     sg_mutex_t *busy; /* [rank] held while one of its kernels runs */
+    double slice;     /* node.core_slice: turns of this length; 0: even sharing */
+    sg_sem_t *turn;   /* [rank] its core's token (slice > 0; shared by the core's ranks) */
+    int *holding;     /* [rank] holds its core's token */
+    double *used;     /* [rank] seconds of its current turn used */
+    int *active;      /* [rank] its stream actors that do not wait */
 } rt_sg_cores;
 
-/* Looks each rank's core host up. Returns 0, or -1 when a SimGrid handle could not be made or
- * memory ran out. Call it inside the simulation. */
-int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p);
+/* Looks each rank's core host up; ACTORS: the stream actors of each rank. Returns 0, or -1 when a
+ * SimGrid handle could not be made or memory ran out. Call it inside the simulation. */
+int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p, int actors);
 
 /* Runs a kernel of RANK that takes SECONDS alone on one core. Returns 0, or -1 when SimGrid
  * reports a failed execution. */
 int rt_sg_cores_kernel(rt_sg_cores *c, int rank, double seconds);
+
+/* One of RANK's stream actors starts to wait (a collective, or an op on another stream), or
+ * ends: with turns, the rank gives its core up once all of its actors wait. */
+void rt_sg_cores_wait(rt_sg_cores *c, int rank);
+
+/* The actor that waited goes on (its dependency is done). */
+void rt_sg_cores_go(rt_sg_cores *c, int rank);
+
+/* The actor's collective has completed: it goes on, and with turns the rank takes its core
+ * back before it returns from the collective (the time it waits is the collective's). */
+void rt_sg_cores_resume(rt_sg_cores *c, int rank);
 
 void rt_sg_cores_free(rt_sg_cores *c, int world);
 

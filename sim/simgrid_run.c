@@ -114,10 +114,12 @@ static void wait_deps(sim *S, int rank, int op)
     for (int i = 0; i < S->g->ops[op].n_deps; i++) {
         const unsigned char *d = &S->done[(long)rank * S->n_ops + deps[i]];
         if (*d) continue;
+        rt_sg_cores_wait(&S->cores, rank);
         sg_mutex_lock(S->mutex[rank]);
         while (!*d)
             sg_cond_wait(S->cond[rank], S->mutex[rank]);
         sg_mutex_unlock(S->mutex[rank]);
+        rt_sg_cores_go(&S->cores, rank);
     }
 }
 
@@ -571,6 +573,7 @@ static void collective(sim *S, int op, int rank)
     }
     instance *in = &S->inst[op][instance_index(gr, rt_group_base(gr, rank))];
     double arrival = simgrid_get_clock();
+    rt_sg_cores_wait(&S->cores, rank);
     if (in->arrived++ == 0) RT_SG_CHECK(S, in->sem = sg_sem_init(0));
     if (in->arrived < gr.size) {
         sg_sem_acquire(in->sem);
@@ -580,8 +583,10 @@ static void collective(sim *S, int op, int rank)
         for (int k = 1; k < gr.size; k++)
             sg_sem_release(in->sem);
     }
-    /* From this rank's arrival: an early member waits inside the collective (as exec times it) */
-    record(S, op, rank, arrival, in->end);
+    rt_sg_cores_resume(&S->cores, rank);
+    /* From this rank's arrival: an early member waits inside the collective (as exec times it),
+     * until it has its core back (with node.core_slice) */
+    record(S, op, rank, arrival, fmax(in->end, simgrid_get_clock()));
     if (++in->left == gr.size) sg_sem_destroy(in->sem);
 }
 
@@ -621,6 +626,7 @@ static void rank_main(int argc, char **argv)
         }
         mark_done(S, ra->rank, op);
     }
+    rt_sg_cores_wait(&S->cores, ra->rank); /* done for good */
 }
 
 static void sim_init(sim *S, const rt_sg_job *job)
@@ -735,7 +741,10 @@ int rt_sg_simulate(const rt_sg_job *job)
     simgrid_init(&argc, argv);
     simgrid_load_platform(job->platform_path);
     find_hosts(&S);
-    RT_SG_CHECK(&S, rt_sg_cores_init(&S.cores, job->t, job->p) == 0);
+    int streams = 0; /* a rank's actors: one per stream that has ops */
+    for (int st = 0; st < RT_STREAM_COUNT; st++)
+        streams += S.n_ops_of[st] > 0;
+    RT_SG_CHECK(&S, rt_sg_cores_init(&S.cores, job->t, job->p, streams) == 0);
     rank_actor *actors = calloc((size_t)S.world * RT_STREAM_COUNT, sizeof(rank_actor));
     if (!actors) sim_fail(&S, "out of memory");
     start_ranks(&S, actors);

@@ -131,6 +131,13 @@ static void bad_cores_nodes(void **state)
     const char *zero[] = {"topology.node.cores=2", "topology.node.cores_nodes=0"};
     const char *e3[] = {"topology.node.cores_nodes", "out of range", NULL};
     expect_error(scn, zero, 2, e3);
+    /* a turn on a shared core is a time of at most a second */
+    const char *long_turn[] = {"topology.node.cores=2", "topology.node.core_slice=2s"};
+    const char *e4[] = {"topology.node.core_slice", "out of range", NULL};
+    expect_error(scn, long_turn, 2, e4);
+    const char *no_unit[] = {"topology.node.cores=2", "topology.node.core_slice=4"};
+    const char *e5[] = {"topology.node.core_slice", NULL};
+    expect_error(scn, no_unit, 2, e5);
 }
 
 /* faults: each entry is checked where it is written: its link kind, its keys, and its indices

@@ -66,7 +66,8 @@ static void fill_topology(rt_topology *t, int cores)
     t->nodes = 1;
 }
 
-static rt_graph *two_kernels_and_a_collective(void)
+/* B_EVERYWHERE: B takes 1 ms on every rank, not only on ranks 0 and 2. */
+static rt_graph *kernels_and_a_collective(int b_everywhere)
 {
     int reps[4] = {0, 1, 2, 3};
     double w[4] = {1, 1, 1, 1};
@@ -82,10 +83,14 @@ static rt_graph *two_kernels_and_a_collective(void)
     for (int r = 0; r < 4; r++) {
         rt_graph_cost(g, a, r)->flops = (r < 2 ? 2 : 1) * MS * 1e12;
         rt_graph_cost(g, c, r)->bytes = 0;
-        rt_graph_cost(g, b, r)->flops = (r % 2 ? 0 : 1) * MS * 1e12;
+        rt_graph_cost(g, b, r)->flops = (r % 2 && !b_everywhere ? 0 : 1) * MS * 1e12;
     }
     return g;
 }
+
+/* From the last run of iteration(): the end of A on rank 0, the latest end of the AllReduce and
+ * the longest B. */
+static double a_end_rank0, allreduce_end, longest_b;
 
 /* The iteration: the latest end of any op on any rank; -1 when the engine refused. */
 static double iteration(const rt_engine *engine, const rt_topology *t, const rt_graph *g,
@@ -106,6 +111,13 @@ static double iteration(const rt_engine *engine, const rt_topology *t, const rt_
         for (long i = 0; i < (long)g->n_ops * g->n_reps; i++)
             end = fmax(end, r->end[i]);
     if (rc == 0 && b_start_rank0) *b_start_rank0 = r->start[2 * g->n_reps + 0];
+    if (rc == 0) {
+        a_end_rank0 = r->end[0], allreduce_end = longest_b = 0;
+        for (int k = 0; k < g->n_reps; k++) {
+            allreduce_end = fmax(allreduce_end, r->end[g->n_reps + k]);
+            longest_b = fmax(longest_b, r->end[2 * g->n_reps + k] - r->start[2 * g->n_reps + k]);
+        }
+    }
     rt_result_free(r);
     return end;
 }
@@ -124,7 +136,7 @@ static void test_without_cores_each_device_computes_alone(void **state)
     (void)state;
     rt_topology t;
     fill_topology(&t, 0);
-    rt_graph *g = two_kernels_and_a_collective();
+    rt_graph *g = kernels_and_a_collective(0);
     assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 3 * MS, 1e-6);
     assert_rel(iteration(&rt_engine_analytic, &t, g, NULL), 3 * MS, 1e-6);
     rt_graph_free(g);
@@ -135,7 +147,7 @@ static void test_two_cores_shared_by_four_ranks(void **state)
     (void)state;
     rt_topology t;
     fill_topology(&t, 2);
-    rt_graph *g = two_kernels_and_a_collective();
+    rt_graph *g = kernels_and_a_collective(0);
     assert_four_ranks_share_two_cores(&t, g);
     rt_graph_free(g);
 }
@@ -145,7 +157,7 @@ static void test_one_core_per_rank_is_no_sharing(void **state)
     (void)state;
     rt_topology t;
     fill_topology(&t, 4);
-    rt_graph *g = two_kernels_and_a_collective();
+    rt_graph *g = kernels_and_a_collective(0);
     assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 3 * MS, 1e-6);
     assert_rel(iteration(&rt_engine_analytic, &t, g, NULL), 3 * MS, 1e-6);
     rt_graph_free(g);
@@ -165,12 +177,44 @@ static void test_four_nodes_on_two_shared_cores(void **state)
     (void)state;
     rt_topology t;
     fill_nodes_sharing_cores(&t, 4);
-    rt_graph *g = two_kernels_and_a_collective();
+    rt_graph *g = kernels_and_a_collective(0);
     assert_four_ranks_share_two_cores(&t, g);
     assert_true(iteration(&rt_engine_analytic, &t, g, NULL) < 0); /* 2 cores for 4 devices */
     fill_nodes_sharing_cores(&t, 2);
     assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 3 * MS, 1e-6);
     assert_rel(iteration(&rt_engine_analytic, &t, g, NULL), 3 * MS, 1e-6);
+    rt_graph_free(g);
+}
+
+/* node.core_slice 1 ms: the ranks of a core take turns of 1 ms (first come, first served),
+ * a waiting rank gives its core up, and a rank needs its core back to leave a collective.
+ * Core 0: rank 0 runs A 0-1, rank 1 1-2, rank 0 2-3 (A done at 3 ms, where even sharing says
+ * 4), rank 1 3-4. Core 1: rank 2 runs A 0-1, rank 3 1-2. The AllReduce completes at 4 ms, when
+ * rank 1 arrives. With B on ranks 0 and 2 only: one rank of each core takes its core back at
+ * 4 ms, and B runs alone on each core, 4-5 ms: iteration 5 ms. With B (1 ms) on every rank: on
+ * each core one rank leaves the AllReduce at 4 ms and runs B 4-5 (a whole turn), and the other
+ * leaves it only at 5 ms, when it gets its core, and runs B 5-6: iteration 6 ms as with even
+ * sharing, but every B lasts 1 ms (even sharing: 2 ms) and the AllReduce holds the wait. */
+static void test_two_cores_in_turns(void **state)
+{
+    (void)state;
+    rt_topology t;
+    fill_topology(&t, 2);
+    t.node.core_slice = 1 * MS;
+    rt_graph *g = kernels_and_a_collective(0);
+    double b_start = 0;
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, &b_start), 5 * MS, 1e-6);
+    assert_rel(a_end_rank0, 3 * MS, 1e-6);
+    assert_rel(b_start, 4 * MS, 1e-6);
+    rt_graph_free(g);
+    g = kernels_and_a_collective(1);
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 6 * MS, 1e-6);
+    assert_rel(allreduce_end, 5 * MS, 1e-6);
+    assert_rel(longest_b, 1 * MS, 1e-6);
+    t.node.core_slice = 0; /* even sharing */
+    assert_rel(iteration(&rt_engine_simgrid, &t, g, NULL), 6 * MS, 1e-6);
+    assert_rel(allreduce_end, 4 * MS, 1e-6);
+    assert_rel(longest_b, 2 * MS, 1e-6);
     rt_graph_free(g);
 }
 
@@ -180,7 +224,7 @@ static void test_analytic_refuses_fewer_cores_than_devices(void **state)
     (void)state;
     rt_topology t;
     fill_topology(&t, 2);
-    rt_graph *g = two_kernels_and_a_collective();
+    rt_graph *g = kernels_and_a_collective(0);
     assert_true(iteration(&rt_engine_analytic, &t, g, NULL) < 0);
     rt_graph_free(g);
 }
@@ -193,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_one_core_per_rank_is_no_sharing),
         cmocka_unit_test(test_analytic_refuses_fewer_cores_than_devices),
         cmocka_unit_test(test_four_nodes_on_two_shared_cores),
+        cmocka_unit_test(test_two_cores_in_turns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
