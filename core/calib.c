@@ -34,8 +34,9 @@ const char *const rt_calib_coll_names[] = {"alltoall",       "allreduce", "allga
 
 static const char *const top_keys[] = {"date",      "host",    "device", "backends",
                                        "libraries", "command", "runs",   NULL};
-static const char *const run_keys[] = {"ranks", "cpu_bind", "dispatch",    "host_per_iteration",
-                                       "gemm",  "kernels",  "collectives", NULL};
+static const char *const run_keys[] = {"ranks",    "cpu_bind",           "core_slice",
+                                       "dispatch", "host_per_iteration", "gemm",
+                                       "kernels",  "collectives",        NULL};
 static const char *const gemm_keys[] = {"dtype", "m", "n", "k", "flops", NULL};
 static const char *const kernel_keys[] = {"kernel", "dim",   "pooling", "bytes",
                                           "bw",     "flops", "rate",    NULL};
@@ -194,6 +195,7 @@ static int parse_run(rt_cfg *cfg, struct fy_node *map, rt_calib_run *r)
     if (rt_cfg_check_keys(cfg, map, run_keys) ||
         rt_cfg_get_int(cfg, map, "ranks", 1, 1, 1 << 20, &ranks) < 0 ||
         rt_cfg_get_str(cfg, map, "cpu_bind", 0, &r->cpu_bind) < 0 ||
+        rt_cfg_get_unit(cfg, map, "core_slice", 0, RT_UNIT_TIME, 0, 1, &r->core_slice) < 0 ||
         rt_cfg_get_unit(cfg, map, "dispatch", 0, RT_UNIT_TIME, 0, 1, &r->dispatch_s) < 0 ||
         rt_cfg_get_unit(cfg, map, "host_per_iteration", 0, RT_UNIT_TIME, 0, 10,
                         &r->host_per_iteration_s) < 0)

@@ -88,8 +88,9 @@ typedef struct rt_coll_curve {
 } rt_coll_curve;
 
 typedef struct rt_calib_run {
-    int ranks;      /* ranks that ran at the same time on the measured machine */
-    char *cpu_bind; /* where the cpu device pinned them (rank 0's), NULL when not recorded */
+    int ranks;         /* ranks that ran at the same time on the measured machine */
+    char *cpu_bind;    /* where the cpu device pinned them (rank 0's), NULL when not recorded */
+    double core_slice; /* cpu device, 1 rank: the scheduler's turn on a shared core, 0: none */
     double dispatch_s;
     double host_per_iteration_s;
     int n_gemm;

@@ -56,6 +56,11 @@ double rt_xcal_median(double *v, int n);
 /* Writes "KEY: [v0, v1, ...]" at INDENT spaces to C->out (rank 0), eight values a line. */
 void rt_xcal_list(rt_xcal *c, int indent, const char *key, const double *v, int n);
 
+/* The scheduler's turn on this rank's CPU (calibrate_slice.c): two threads pinned to its first
+ * allowed CPU spin for SPIN_S seconds; *SLICE_S receives the median length of their runs on it.
+ * Returns 0, or -1 (no affinity on this system, or too few turns seen) with a line on LOG. */
+int rt_xcal_core_slice(double spin_s, double *slice_s, FILE *log);
+
 /* The parts of a run; each writes its YAML block on rank 0 and returns 0 or -1. */
 int rt_xcal_overheads(rt_xcal *c);
 /* The GEMM grid up to MAX_SIZE in each dimension, measured once on the device as it is opened

@@ -199,7 +199,8 @@ static void quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void header(FILE *f, const args *a, const rt_xdev *d, rt_xcomm *c, const char *placement)
+static void header(FILE *f, const args *a, const rt_xdev *d, rt_xcomm *c, const char *placement,
+                   double core_slice)
 {
     char name[512] = "", libs[512] = "", comm[256] = "", host[256] = "localhost", date[64];
     d->ops->describe((rt_xdev *)d, name, sizeof name, libs, sizeof libs);
@@ -226,10 +227,12 @@ static void header(FILE *f, const args *a, const rt_xdev *d, rt_xcomm *c, const 
     fprintf(f, "\n  runs:\n    - ranks: %d\n      cpu_bind: ", c->world);
     quoted(f, placement);
     fputc('\n', f);
+    if (core_slice > 0) fprintf(f, "      core_slice: %.4gms\n", core_slice * 1e3);
 }
 
 typedef struct state {
     char placement[128]; /* this rank's cpu_bind.c placement */
+    double core_slice;   /* the scheduler's turn (calibrate_slice.c), 0 when not measured */
     rt_xdev dev;
     rt_xcomm comm;
     int dev_open, comm_open;
@@ -276,6 +279,10 @@ static int measure(state *s, const args *a, rt_xcal *c)
     if (!strcmp(a->device, "cpu") &&
         agree(rt_xbind_apply(a->bind, lr, ln, s->placement, sizeof s->placement, stderr)))
         return -1;
+    /* A rank alone, so nothing else computes on its CPU: the turn of two threads there. */
+    if (!strcmp(a->device, "cpu") && c->world == 1 &&
+        rt_xcal_core_slice(a->o.quick ? 0.2 : 2.0, &s->core_slice, c->log))
+        s->core_slice = 0;
     int rc = agree(open_device(s, "fp32", lr));
     c->dev = &s->dev;
     if (rc) return -1;
@@ -350,7 +357,7 @@ int main(int argc, char **argv)
         char *head = NULL;
         size_t hlen = 0;
         FILE *h = open_memstream(&head, &hlen);
-        if (h) header(h, &a, &s.dev, &s.comm, s.placement);
+        if (h) header(h, &a, &s.dev, &s.comm, s.placement, s.core_slice);
         if (!h || fclose(h)) {
             rc = -1;
         } else {

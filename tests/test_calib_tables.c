@@ -94,6 +94,8 @@ static const char *const good =
     "        - {op: allreduce, ranks: 2, bytes: [1024, 1048576], seconds: [1e-5, 1e-3]}\n"
     "        - {op: allreduce, ranks: 8, bytes: [1024, 1048576], seconds: [4e-5, 4e-3]}\n"
     "    - ranks: 1\n"
+    "      cpu_bind: \"block: bound by the launcher to cpu 0\"\n"
+    "      core_slice: 3.97ms\n"
     "    - ranks: 4\n";
 
 static void close_to(double got, double want)
@@ -119,6 +121,11 @@ static void interpolation_by_hand(void **state)
     const rt_calib_run *r = rt_calib_run_for(c, 2);
     close_to(r->dispatch_s, 2e-6);
     close_to(r->host_per_iteration_s, 1e-5);
+    /* where the ranks ran and the scheduler's turn, recorded by the cpu device's runs */
+    assert_string_equal(rt_calib_run_for(c, 1)->cpu_bind, "block: bound by the launcher to cpu 0");
+    close_to(rt_calib_run_for(c, 1)->core_slice, 3.97e-3);
+    assert_null(r->cpu_bind);
+    assert_true(r->core_slice == 0);
 
     /* GEMM: the power law at the grid's log centre, and clamped outside the grid. */
     const rt_gemm_table *g = rt_calib_gemm(r, RT_DT_FP32);
