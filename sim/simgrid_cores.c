@@ -1,6 +1,8 @@
 /* Kernels on shared host cores (simgrid_cores.h). */
 #include "simgrid_cores.h"
 
+#include "calib.h"
+
 #include <stdlib.h>
 
 #include <simgrid/actor.h>
@@ -11,7 +13,10 @@
 
 int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p, int actors)
 {
-    *c = (rt_sg_cores){.shared = t->node.cores > 0, .slice = t->node.core_slice};
+    /* the topology's node.core_slice, else the one its calibration measured (1-rank run) */
+    const rt_calib_run *alone = t->calib ? rt_calib_run_for(t->calib, 1) : NULL;
+    double slice = t->node.core_slice > 0 ? t->node.core_slice : alone ? alone->core_slice : 0;
+    *c = (rt_sg_cores){.shared = t->node.cores > 0, .slice = slice};
     if (!c->shared) return 0;
     c->host = calloc((size_t)p->world, sizeof *c->host);
     c->busy = calloc((size_t)p->world, sizeof *c->busy);
