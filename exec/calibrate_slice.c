@@ -77,11 +77,12 @@ int rt_xcal_core_slice(double spin_s, double *slice_s, FILE *log)
     for (int i = 0; i < 2; i++)
         s[i] = (spinner){cpu, spin_s, runs + (size_t)i * MAX_RUNS, 0};
     pthread_t th[2];
-    int started = 0;
+    int ok[2];
     for (int i = 0; i < 2; i++)
-        started += pthread_create(&th[i], NULL, spin, &s[i]) == 0;
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+        ok[i] = pthread_create(&th[i], NULL, spin, &s[i]) == 0;
+    for (int i = 0; i < 2; i++)
+        if (ok[i]) pthread_join(th[i], NULL);
+    int started = ok[0] + ok[1];
     /* both threads' runs, gathered after the first thread's */
     memmove(runs + s[0].n, s[1].runs, sizeof(double) * (size_t)s[1].n);
     int n = s[0].n + s[1].n;
