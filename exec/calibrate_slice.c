@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "calibrate.h"
+#include "cpu_bind.h"
 
 #ifdef __linux__
 #include <sched.h>
@@ -64,13 +65,9 @@ int rt_xcal_core_slice(double spin_s, double *slice_s, FILE *log)
 {
     *slice_s = 0;
 #ifdef __linux__
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int cpu = -1;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
-            if (CPU_ISSET(c, &set)) cpu = c;
-    if (cpu < 0) return -1;
+    int cpus[RT_XBIND_MAX_CPUS];
+    if (rt_xbind_allowed_cpus(cpus, log) < 1) return -1;
+    int cpu = cpus[0];
     spinner s[2];
     double *runs = malloc(sizeof(double) * 2 * MAX_RUNS);
     if (!runs) return -1;

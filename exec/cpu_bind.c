@@ -11,6 +11,7 @@
 
 #ifdef __linux__
 #include <sched.h>
+_Static_assert(CPU_SETSIZE <= RT_XBIND_MAX_CPUS, "room for every CPU of a cpu_set_t");
 #endif
 
 int rt_xbind_parse(const char *s, rt_xbind *out, const char *who, FILE *err)
@@ -30,8 +31,7 @@ int rt_xbind_parse(const char *s, rt_xbind *out, const char *who, FILE *err)
 }
 
 #ifdef __linux__
-/* The CPUs this process may run on, in order, into CPUS (CPU_SETSIZE). Returns their count. */
-static int allowed_cpus(int *cpus, FILE *err)
+int rt_xbind_allowed_cpus(int *cpus, FILE *err)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -54,8 +54,8 @@ int rt_xbind_apply(rt_xbind policy, int local_rank, int local_size, char *desc, 
         snprintf(desc, desc_size, "none");
         return 0;
     }
-    int cpus[CPU_SETSIZE];
-    int n = allowed_cpus(cpus, err);
+    int cpus[RT_XBIND_MAX_CPUS];
+    int n = rt_xbind_allowed_cpus(cpus, err);
     if (n < 0) return -1;
     if (n == 1) { /* the launcher bound this rank: its choice stands */
         snprintf(desc, desc_size, "block: bound by the launcher to cpu %d", cpus[0]);
@@ -79,6 +79,13 @@ int rt_xbind_apply(rt_xbind policy, int local_rank, int local_size, char *desc, 
     return 0;
 }
 #else
+int rt_xbind_allowed_cpus(int *cpus, FILE *err)
+{
+    (void)cpus;
+    if (err) fprintf(err, "exec: no CPU affinity on this system\n");
+    return -1;
+}
+
 int rt_xbind_apply(rt_xbind policy, int local_rank, int local_size, char *desc, size_t desc_size,
                    FILE *err)
 {

@@ -20,6 +20,11 @@ typedef enum { RT_XBIND_BLOCK, RT_XBIND_NONE } rt_xbind;
 /* "block" or "none". Returns 0, or -1 with what is allowed on ERR. */
 int rt_xbind_parse(const char *s, rt_xbind *out, const char *who, FILE *err);
 
+/* The CPUs the calling thread may run on, in increasing order, into CPUS (room for
+ * RT_XBIND_MAX_CPUS). Returns their count, or -1 with the reason on ERR. */
+enum { RT_XBIND_MAX_CPUS = 1024 };
+int rt_xbind_allowed_cpus(int *cpus, FILE *err);
+
 /* Pins the calling process, local rank LOCAL_RANK of LOCAL_SIZE, to its block of the CPUs it may
  * run on now. A launcher that already bound the rank to one CPU keeps its choice. DESC (may be
  * NULL) receives what was done ("block: 4 local ranks on 2 cpus, rank 0 on cpu 0"). Returns 0,

@@ -237,18 +237,17 @@ static int world_matches(const rt_graph *g, FILE *err)
 }
 
 /* This rank's index and count among the ranks of its machine. */
-static void local_ranks(int *r, int *n)
+static int local_ranks(int *r, int *n)
 {
     MPI_Comm local;
     int rank;
-    *r = 0, *n = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local) ==
-        MPI_SUCCESS) {
-        MPI_Comm_rank(local, r);
-        MPI_Comm_size(local, n);
-        MPI_Comm_free(&local);
-    }
+    RT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    RT_MPI_CHECK(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+    RT_MPI_CHECK(MPI_Comm_rank(local, r));
+    RT_MPI_CHECK(MPI_Comm_size(local, n));
+    RT_MPI_CHECK(MPI_Comm_free(&local));
+    return 0;
 }
 
 static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
@@ -267,7 +266,7 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
         return -1;
     R->dev.ops = dops;
     int marks = 2 + 2 * R->p.graph->n_ops, lr, ln;
-    local_ranks(&lr, &ln);
+    if (local_ranks(&lr, &ln)) return -1;
     char placement[sizeof R->x.cpu_bind] = "none (not a cpu device)";
     if (!strcmp(dops->name, "cpu") &&
         rt_xbind_apply(a->bind, lr, ln, placement, sizeof placement, stderr))

@@ -26,6 +26,7 @@
 #include "json.h"
 #include "kernel_model.h"
 #include "simgrid.h"
+#include "simgrid_cores.h"
 #include "simgrid_run.h"
 
 enum { RT_SG_PAIRS_MAX_RANKS = 256 };
@@ -264,7 +265,9 @@ static char *settings_json(const rt_topology *t, const rt_simgrid_settings *sg, 
                        "each rank's kernels execute on the host core it is pinned to, "
                        "consecutive ranks in blocks as rectwin-exec pins them "
                        "(simgrid_cores.c), priced at one rank alone (the 1-rank calibration "
-                       "run); a rank waiting in a collective takes no core");
+                       "run); a rank waiting in a collective takes no core; with core_slice_s, "
+                       "a core's ranks take turns of that length, else they share it evenly");
+        rt_json_number(&j, "core_slice_s", rt_sg_cores_slice(t));
     }
     rt_json_string(&j, "link_latency",
                    "the topology's, simulated on the platform's links (as rectwin platform "

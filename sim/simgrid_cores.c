@@ -11,12 +11,15 @@
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 
+double rt_sg_cores_slice(const rt_topology *t)
+{
+    const rt_calib_run *alone = t->calib ? rt_calib_run_for(t->calib, 1) : NULL;
+    return t->node.core_slice > 0 ? t->node.core_slice : alone ? alone->core_slice : 0;
+}
+
 int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p, int actors)
 {
-    /* the topology's node.core_slice, else the one its calibration measured (1-rank run) */
-    const rt_calib_run *alone = t->calib ? rt_calib_run_for(t->calib, 1) : NULL;
-    double slice = t->node.core_slice > 0 ? t->node.core_slice : alone ? alone->core_slice : 0;
-    *c = (rt_sg_cores){.shared = t->node.cores > 0, .slice = slice};
+    *c = (rt_sg_cores){.shared = t->node.cores > 0, .slice = rt_sg_cores_slice(t)};
     if (!c->shared) return 0;
     c->host = calloc((size_t)p->world, sizeof *c->host);
     c->busy = calloc((size_t)p->world, sizeof *c->busy);
@@ -36,12 +39,11 @@ int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p,
         c->host[r] = sg_host_by_name(name);
         if (!c->host[r] || !(c->busy[r] = sg_mutex_init())) return -1;
         c->active[r] = actors;
-        /* one turn token per core, kept by the core's first rank; the others point at it */
-        int first = r;
-        while (first > 0 && c->host[first - 1] == c->host[r])
-            first--;
-        if (c->slice > 0 && first == r && !(c->turn[r] = sg_sem_init(1))) return -1;
-        if (c->slice > 0 && first != r) c->turn[r] = c->turn[first];
+        /* one turn token per core: a core's ranks are consecutive (blocks) */
+        if (c->slice > 0 && r > 0 && c->host[r - 1] == c->host[r])
+            c->turn[r] = c->turn[r - 1];
+        else if (c->slice > 0 && !(c->turn[r] = sg_sem_init(1)))
+            return -1;
     }
     return 0;
 }

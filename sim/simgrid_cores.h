@@ -40,6 +40,10 @@ typedef struct rt_sg_cores {
     int *active;      /* [rank] its stream actors that do not wait */
 } rt_sg_cores;
 
+/* The turn a core's ranks take: the topology's node.core_slice, else the one its calibration
+ * measured (the 1-rank run's core_slice), else 0 (even sharing). */
+double rt_sg_cores_slice(const rt_topology *t);
+
 /* Looks each rank's core host up; ACTORS: the stream actors of each rank. Returns 0, or -1 when a
  * SimGrid handle could not be made or memory ran out. Call it inside the simulation. */
 int rt_sg_cores_init(rt_sg_cores *c, const rt_topology *t, const rt_platform *p, int actors);
