@@ -172,6 +172,9 @@ typedef struct rt_xexec {
     int counting;
     int64_t iteration;  /* sparse optimizer step counter base */
     char cpu_bind[128]; /* where rank 0 runs (cpu_bind.c), for summary.json */
+    /* The core link's round trip before and after the timed iterations (core_link.h), for
+     * summary.json; -1 where it was not timed. */
+    double local_rtt_s[2];
 } rt_xexec;
 
 /* The embedding gradient of TABLE for the running op's batch. */

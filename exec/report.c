@@ -115,7 +115,13 @@ static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, 
 {
     char *buf = malloc(1800);
     if (!buf) return NULL;
-    char hash[320] = "", neg[320] = "";
+    char hash[320] = "", neg[320] = "", rtt[2][32];
+    for (int i = 0; i < 2; i++) {
+        if (x->local_rtt_s[i] >= 0)
+            snprintf(rtt[i], sizeof rtt[i], "%.4g", x->local_rtt_s[i] * 1e6);
+        else
+            snprintf(rtt[i], sizeof rtt[i], "null");
+    }
     if (s->neg_device > 0)
         snprintf(neg, sizeof neg,
                  ", \"negatives\": {\"device_bytes\": %.0f, \"host_bytes\": %.0f, "
@@ -132,10 +138,11 @@ static char *settings_json(const rt_xexec *x, const rt_xsummary *s, int warmup, 
              "iterations per op\", "
              "\"iteration_wall_median_s\": %.9g, \"iteration_wall_spread_s\": %.9g, "
              "\"framework_overhead_s\": %.9g, \"loss_first\": %.9g, \"loss_last\": %.9g, "
-             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld, \"cpu_bind\": \"%s\"%s%s}",
+             "\"bytes_checked_ops\": %ld, \"bytes_mismatched_ops\": %ld, \"cpu_bind\": \"%s\", "
+             "\"local_rtt_us\": [%s, %s]%s%s}",
              x->dev->ops->name, x->comm->ops->name, x->world, warmup, iters, batches,
              s->wall_median_s, s->wall_spread_s, s->overhead_s, s->loss_first, s->loss_last,
-             s->bytes_checked, s->bytes_mismatched, x->cpu_bind, hash, neg);
+             s->bytes_checked, s->bytes_mismatched, x->cpu_bind, rtt[0], rtt[1], hash, neg);
     return buf;
 }
 

@@ -176,6 +176,7 @@ int rt_xexec_open(rt_xexec *x, const rt_scenario *s, const rt_graph *g, rt_xdev 
     memset(x, 0, sizeof *x);
     x->s = s, x->g = g, x->dev = d, x->comm = c;
     x->rank = c->rank, x->world = c->world;
+    x->local_rtt_s[0] = x->local_rtt_s[1] = -1;
     if (check_executable(x, err) || rt_xtm_open(x, err) || alloc_batch_buffers(x, err)) return -1;
     if (!(x->world_grp = rt_xexec_group(x, (rt_group){x->world, 1}, err))) return -1;
     if (rt_xemb_setup(x, err)) return -1;

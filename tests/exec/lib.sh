@@ -34,6 +34,18 @@ json() { # json FILE EXPR: evaluates EXPR on the parsed JSON object j
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+# check_core_link SUMMARY WHAT: the core link's round trip before and after the timed iterations
+# (exec/core_link.c) is there, in microseconds, where two local ranks sit on distinct CPUs: with
+# 4 ranks pinned in blocks, on any machine of 2 or more CPUs.
+check_core_link() {
+  python3 -c "
+import json, os, sys
+r = json.load(open(sys.argv[1]))['settings']['local_rtt_us']
+pair = len(os.sched_getaffinity(0)) >= 2
+ok = len(r) == 2 and all((v is not None and 0 < v < 1e6) if pair else v is None for v in r)
+sys.exit(0 if ok else 1)" "$1" || fail "settings.local_rtt_us of '$2': $(json "$1" "j['settings']['local_rtt_us']")"
+}
+
 # check_variants VARIANT...: each a string of rectwin-exec arguments; runs them with the byte
 # check and asserts the run is byte-exact, checked something, and wrote every rank's ops.
 check_variants() {
@@ -52,6 +64,7 @@ check_variants() {
       fail "bytes differ for '$v'"
     ranks=$(python3 -c "import csv,sys; print(len({r['rank'] for r in csv.DictReader(open(sys.argv[1]))}))" "$TMP/v$i/ops.csv")
     [ "$ranks" = 4 ] || fail "ops.csv of '$v' has $ranks ranks"
+    check_core_link "$TMP/v$i/summary.json" "$v"
     echo "ok: ${v:-defaults} ($checked op-rank byte checks)"
   done
 }

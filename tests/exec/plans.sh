@@ -39,4 +39,11 @@ variants=(
   "--set plan.overlap=semi_async --set plan.name=sptt --set topology.nodes=2 --set topology.node.devices=2"
 )
 check_variants "${variants[@]}"
-echo "plans: ${#variants[@]} passed, 0 failed"
+# Unpinned ranks time no core link: their round trip would time the scheduler.
+run_exec "$TMP/unpinned" --iterations 1 --warmup 0 --cpu-bind none || {
+  cat "$TMP/unpinned.log"
+  fail "--cpu-bind none"
+}
+[ "$(json "$TMP/unpinned/summary.json" "j['settings']['local_rtt_us']")" = "[None, None]" ] ||
+  fail "unpinned ranks timed a core link"
+echo "plans: ${#variants[@]} passed, 0 failed; unpinned: no core link"
