@@ -14,6 +14,7 @@
 #include "check_mpi.h"
 #include "cpu_bind.h"
 #include "dtype.h"
+#include "local_ranks.h"
 
 enum { MAX_DTYPES = RT_DT_COUNT };
 
@@ -158,20 +159,6 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* This rank's index and count among the ranks of its machine. */
-static int local_ranks(int *r, int *n)
-{
-    MPI_Comm local;
-    int rank;
-    RT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    RT_MPI_CHECK(
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-    RT_MPI_CHECK(MPI_Comm_rank(local, r));
-    RT_MPI_CHECK(MPI_Comm_size(local, n));
-    RT_MPI_CHECK(MPI_Comm_free(&local));
-    return 0;
-}
-
 static rt_xmath math_of(const char *dtype)
 {
     return !strcmp(dtype, "tf32")   ? RT_XMATH_TF32
@@ -274,7 +261,7 @@ static int measure_passes(rt_xcal *c)
 static int measure(state *s, const args *a, rt_xcal *c)
 {
     int lr = 0, ln = 1;
-    if (local_ranks(&lr, &ln)) return -1;
+    if (rt_xlocal_ranks(&lr, &ln)) return -1;
     snprintf(s->placement, sizeof s->placement, "none (not a cpu device)");
     if (!strcmp(a->device, "cpu") &&
         agree(rt_xbind_apply(a->bind, lr, ln, s->placement, sizeof s->placement, stderr)))

@@ -7,6 +7,7 @@
 
 #include "check_mpi.h"
 #include "comm.h"
+#include "local_ranks.h"
 
 struct rt_xgroup {
     MPI_Comm comm;
@@ -28,16 +29,10 @@ static int mpi_open(rt_xcomm *c, rt_xdev *d, FILE *err)
     }
     c->impl = st;
     c->dev = d;
-    MPI_Comm local;
     RT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     RT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &c->rank));
     RT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &c->world));
-    RT_MPI_CHECK(
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &local));
-    RT_MPI_CHECK(MPI_Comm_rank(local, &c->local_rank));
-    RT_MPI_CHECK(MPI_Comm_size(local, &c->local_size));
-    RT_MPI_CHECK(MPI_Comm_free(&local));
-    return 0;
+    return rt_xlocal_ranks(&c->local_rank, &c->local_size);
 }
 
 static void mpi_close(rt_xcomm *c)

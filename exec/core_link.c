@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "check_mpi.h"
+#include "local_ranks.h"
 
 #ifdef __linux__
 #include <sched.h>
@@ -111,11 +112,8 @@ static int local_rtt(MPI_Comm local, double *rtt_s, FILE *err)
 
 int rt_xlink_rtt(double *rtt_s, FILE *err)
 {
-    int rank;
     MPI_Comm local;
-    RT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    RT_MPI_CHECK(
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+    if (rt_xlocal_comm(&local)) return -1;
     int rc = local_rtt(local, rtt_s, err);
     RT_MPI_CHECK(MPI_Comm_free(&local));
     if (rc) return -1;

@@ -13,6 +13,7 @@
 #include "cpu_bind.h"
 #include "criteo.h"
 #include "dump.h"
+#include "local_ranks.h"
 #include "pipeline.h"
 #include "report.h"
 #include "runner.h"
@@ -237,20 +238,6 @@ static int world_matches(const rt_graph *g, FILE *err)
     return -1;
 }
 
-/* This rank's index and count among the ranks of its machine. */
-static int local_ranks(int *r, int *n)
-{
-    MPI_Comm local;
-    int rank;
-    RT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    RT_MPI_CHECK(
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-    RT_MPI_CHECK(MPI_Comm_rank(local, r));
-    RT_MPI_CHECK(MPI_Comm_size(local, n));
-    RT_MPI_CHECK(MPI_Comm_free(&local));
-    return 0;
-}
-
 static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
 {
     const rt_xdev_ops *dops;
@@ -267,7 +254,7 @@ static int execute(run *R, const args *a, rt_xrun_cfg *cfg, int *mismatched)
         return -1;
     R->dev.ops = dops;
     int marks = 2 + 2 * R->p.graph->n_ops, lr, ln;
-    if (local_ranks(&lr, &ln)) return -1;
+    if (rt_xlocal_ranks(&lr, &ln)) return -1;
     char placement[sizeof R->x.cpu_bind] = "none (not a cpu device)";
     if (!strcmp(dops->name, "cpu") &&
         rt_xbind_apply(a->bind, lr, ln, placement, sizeof placement, stderr))

@@ -24,6 +24,17 @@ def per_process(title, pattern, field, skip=0):
     print(f'processes with median above 6 ms: {slow} of {n}\n')
 
 per_process('9.5 MB MPI_Allreduce, 2 ranks, copy-in/copy-out (ar_probe.c; both timings)', 'ar/p*.log', 2)
+def by_kind(pattern):
+    kinds = {}
+    for f in glob.glob(pattern):
+        for line in open(f):
+            p = line.split()
+            if len(p) == 3 and p[0].startswith('after_'):
+                kinds.setdefault(p[0], []).append(float(p[2]))
+    print('# ' + pattern + ', all calls by how the ranks entered: ' + '; '.join(
+        '%s %d calls, median %.2f ms' % (k, len(v), st.median(v)) for k, v in sorted(kinds.items())) + '\n')
+
+by_kind('ar/p*.log')
 per_process('the same, interleaved with xcore_probe (interleave.log)', 'interleave/q*.log', 2)
 per_process('the same with single_copy_mechanism=cma', 'cma/c*.log', 2)
 print('# 1-byte MPI round trip and 9.5 MB MPI_Allreduce per call, 2 ranks (ar_xcore.c); calls 3.. (the first two touch the shared memory)')
